@@ -1,0 +1,3 @@
+from consort.cli import main
+
+main()

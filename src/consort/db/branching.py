@@ -1,0 +1,484 @@
+"""Branch databases: copies of a parent made with CREATE DATABASE ... TEMPLATE ... FILE_COPY.
+
+Every database Consort makes carries a JSON comment saying what it is (a branch's database, a
+frozen snapshot used as a template, or an ephemeral child for one verification run), so the
+catalog itself is the registry and nothing can disagree with it. A database is built under a
+temporary `consort_new_*` name and renamed only once complete: a crash mid-way leaves nothing
+that looks like a branch, and `gc` removes the remains.
+
+PostgreSQL copies a template only while nobody else is connected to it. Two ways are offered:
+
+* DISCONNECT (default): block new connections to the parent, end its sessions at once, copy,
+  allow connections again. Fast, and always up to date; an application connected to the parent
+  sees its connection closed and must reconnect.
+* SNAPSHOT: copy the parent once into a frozen template (no one may connect to it) per branch
+  point, then make any number of children from that snapshot without touching the parent again.
+  Suited to a parent in active use that must not be interrupted more than once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from consort.db.names import INTERNAL_PREFIX, ROLE_SUFFIX, internal_name
+from consort.errors import ConsortError, UsageError
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from consort.db.backend import Backend
+
+TERMINATE_WAIT_S = 10.0
+FAULT_ENV = "CONSORT_FAULT"  # test hook: inject a failure at a named point
+
+
+class DbKind(StrEnum):
+    BRANCH = "branch"
+    SNAPSHOT = "snapshot"
+    EPHEMERAL = "ephemeral"
+
+
+class TemplateMode(StrEnum):
+    DISCONNECT = "disconnect"
+    SNAPSHOT = "snapshot"
+
+
+@dataclass(frozen=True)
+class DbInfo:
+    database: str
+    kind: DbKind
+    role: str
+    branch: str | None  # the git branch, for kind BRANCH
+    parent: str | None  # the database it was copied from
+    created: str
+    pid: int | None  # the creating process, for ephemeral children
+    host: str | None
+    point: str | None = None  # the branch point a snapshot freezes
+    size_bytes: int | None = None
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "consort": 1,
+            "kind": self.kind.value,
+            "role": self.role,
+            "branch": self.branch,
+            "parent": self.parent,
+            "created": self.created,
+            "pid": self.pid,
+            "host": self.host,
+            "point": self.point,
+        }
+
+    @staticmethod
+    def from_catalog(database: str, comment: str | None, size: int | None) -> DbInfo | None:
+        if not comment:
+            return None
+        try:
+            meta = json.loads(comment)
+            if not isinstance(meta, dict) or meta.get("consort") != 1:
+                return None
+            return DbInfo(
+                database=database,
+                kind=DbKind(meta["kind"]),
+                role=str(meta["role"]),
+                branch=meta.get("branch"),
+                parent=meta.get("parent"),
+                created=str(meta.get("created", "")),
+                pid=meta.get("pid"),
+                host=meta.get("host"),
+                point=meta.get("point"),
+                size_bytes=size,
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+@dataclass(frozen=True)
+class Ephemeral:
+    """A throwaway child database for one verification run."""
+
+    database: str
+    role: str
+    url: str
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def inject_fault(point: str) -> None:
+    if os.environ.get(FAULT_ENV) == point:
+        raise ConsortError(f"injected failure at {point}")
+
+
+class BranchDatabases:
+    """Create, list and drop the databases of branches, snapshots and ephemeral children."""
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+    # ---- reading ---------------------------------------------------------------------------
+
+    def list(self) -> list[DbInfo]:
+        with self.backend.admin() as conn:
+            rows = conn.execute(
+                "SELECT d.datname, shobj_description(d.oid, 'pg_database'),"
+                " pg_database_size(d.oid) FROM pg_database d"
+                " WHERE d.datallowconn OR d.datistemplate ORDER BY d.datname"
+            ).fetchall()
+        infos = [DbInfo.from_catalog(name, comment, size) for name, comment, size in rows]
+        return [info for info in infos if info is not None]
+
+    def get(self, database: str) -> DbInfo | None:
+        return next((info for info in self.list() if info.database == database), None)
+
+    def exists(self, database: str) -> bool:
+        with self.backend.admin() as conn:
+            row = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
+        return row is not None
+
+    # ---- creating --------------------------------------------------------------------------
+
+    def create_root(self, branch: str, database: str, role: str) -> DbInfo:
+        """The first branch database (usually `main`): empty, owned by its own role."""
+        info = DbInfo(database, DbKind.BRANCH, role, branch, None, _now(), None, socket.gethostname())
+        self._build(info, template="template0", source_role=None)
+        return info
+
+    def create_branch(
+        self,
+        branch: str,
+        database: str,
+        role: str,
+        parent: str,
+        mode: TemplateMode = TemplateMode.DISCONNECT,
+        point: str | None = None,
+    ) -> DbInfo:
+        parent_info = self._require(parent)
+        template, source_role = self._template_for(parent_info, mode, point)
+        info = DbInfo(database, DbKind.BRANCH, role, branch, parent, _now(), None, socket.gethostname())
+        self._build(info, template=template, source_role=source_role)
+        return info
+
+    def snapshot(self, parent: str, point: str | None = None) -> DbInfo:
+        """A frozen copy of `parent` to branch from; reused for the same (parent, point)."""
+        parent_info = self._require(parent)
+        if point is not None:
+            for info in self.list():
+                if info.kind is DbKind.SNAPSHOT and info.parent == parent and info.point == point:
+                    return info
+        token = hashlib.sha256(parent.encode()).hexdigest()[:8] + "_" + secrets.token_hex(4)
+        name = internal_name("snap", token, self.backend.namespace)
+        info = DbInfo(
+            name,
+            DbKind.SNAPSHOT,
+            parent_info.role,  # objects inside keep the parent's owner until a child reassigns them
+            None,
+            parent,
+            _now(),
+            None,
+            socket.gethostname(),
+            point,
+        )
+        with self.backend.admin() as conn:
+            staging = self._staging_name()
+            self._copy_disconnecting(conn, staging, parent)
+            try:
+                _set_comment(conn, staging, info)
+                conn.execute(f"ALTER DATABASE {_q(staging)} RENAME TO {_q(name)}")
+                conn.execute(f"ALTER DATABASE {_q(name)} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
+            except BaseException:
+                _drop_quietly(conn, staging)
+                raise
+        return info
+
+    @contextlib.contextmanager
+    def ephemeral(
+        self,
+        parent: str,
+        mode: TemplateMode = TemplateMode.DISCONNECT,
+        point: str | None = None,
+    ) -> Iterator[Ephemeral]:
+        """A throwaway child of `parent`, dropped when the block ends, however it ends.
+
+        In SNAPSHOT mode, `point` names the branch point (a commit, say): children of the same
+        point share one frozen snapshot, so the parent is interrupted once per point.
+        """
+        parent_info = self._require(parent)
+        template, source_role = self._template_for(parent_info, mode, point)
+        name = internal_name("eph", f"{os.getpid()}_{secrets.token_hex(4)}", self.backend.namespace)
+        info = DbInfo(
+            name,
+            DbKind.EPHEMERAL,
+            name + ROLE_SUFFIX,
+            None,
+            parent,
+            _now(),
+            os.getpid(),
+            socket.gethostname(),
+        )
+        self._build(info, template=template, source_role=source_role)
+        try:
+            yield Ephemeral(name, info.role, self.backend.login_url(name, info.role))
+        finally:
+            self.drop(name)
+
+    # ---- dropping --------------------------------------------------------------------------
+
+    def drop(self, database: str) -> None:
+        """Drop a database, the snapshots taken of it, and its role."""
+        infos = self.list()
+        snapshots = {
+            i.database for i in infos if i.kind is DbKind.SNAPSHOT and i.parent == database
+        }
+        with self.backend.admin() as conn:
+            for snapshot in sorted(snapshots):
+                _drop_quietly(conn, snapshot)
+            target = next((i for i in infos if i.database == database), None)
+            if target is not None and target.kind is DbKind.SNAPSHOT:
+                conn.execute(f"ALTER DATABASE {_q(database)} IS_TEMPLATE false")
+            conn.execute(f"DROP DATABASE IF EXISTS {_q(database)} WITH (FORCE)")
+            gone = snapshots | {database}
+            role = target.role if target is not None else None
+            still_used = any(i.role == role and i.database not in gone for i in infos)
+            if role and role.endswith(ROLE_SUFFIX) and not still_used:
+                conn.execute(f"DROP ROLE IF EXISTS {_q(role)}")
+
+    def gc(self, live_branches: set[str]) -> list[str]:
+        """Drop branch databases whose git branch is gone, dead processes' children, orphans."""
+        dropped: list[str] = []
+        infos = self.list()
+        here = socket.gethostname()
+        doomed: list[DbInfo] = []
+        for info in infos:
+            if info.kind is DbKind.BRANCH and info.branch not in live_branches:
+                doomed.append(info)
+            elif info.kind is DbKind.EPHEMERAL and info.host == here and not _alive(info.pid):
+                doomed.append(info)
+        alive_names = {i.database for i in infos} - {d.database for d in doomed}
+        doomed += [
+            i for i in infos if i.kind is DbKind.SNAPSHOT and i.parent not in alive_names
+        ]
+        for info in doomed:
+            self.drop(info.database)
+            dropped.append(info.database)
+        with self.backend.admin() as conn:
+            for (name,) in conn.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE %s",
+                (f"{self.backend.namespace}{INTERNAL_PREFIX}new_%",),
+            ).fetchall():
+                pid = _pid_in_staging_name(name)
+                if not _alive(pid):
+                    _drop_quietly(conn, name)
+                    dropped.append(name)
+            dropped += self._drop_orphan_roles(conn)
+        self.heal()
+        return dropped
+
+    def heal(self) -> None:
+        """Re-allow connections to branch databases a crash left blocked mid-copy."""
+        with self.backend.admin() as conn:
+            rows = conn.execute(
+                "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database"
+                " WHERE NOT datallowconn AND NOT datistemplate"
+            ).fetchall()
+            for name, comment in rows:
+                info = DbInfo.from_catalog(name, comment, None)
+                if info is not None and info.kind is DbKind.BRANCH:
+                    conn.execute(f"ALTER DATABASE {_q(name)} ALLOW_CONNECTIONS true")
+
+    # ---- internals -------------------------------------------------------------------------
+
+    def _require(self, database: str) -> DbInfo:
+        info = self.get(database)
+        if info is None:
+            raise UsageError(f"database {database!r} does not exist or is not Consort's")
+        return info
+
+    def _template_for(
+        self, parent: DbInfo, mode: TemplateMode, point: str | None
+    ) -> tuple[str, str]:
+        if mode is TemplateMode.SNAPSHOT and parent.kind is not DbKind.SNAPSHOT:
+            snap = self.snapshot(parent.database, point=point)
+            return snap.database, parent.role
+        return parent.database, parent.role
+
+    def _staging_name(self) -> str:
+        return internal_name("new", f"{os.getpid()}_{secrets.token_hex(4)}", self.backend.namespace)
+
+    def _build(self, info: DbInfo, *, template: str, source_role: str | None) -> None:
+        """Create `info.database` from `template` under a staging name, then rename it in place."""
+        with self.backend.admin() as conn:
+            if _exists(conn, info.database):
+                raise UsageError(f"database {info.database!r} already exists")
+            created_role = _ensure_role(conn, info.role, self.backend.password(info.role))
+            staging = self._staging_name()
+            try:
+                if template in ("template0", "template1"):
+                    conn.execute(
+                        f"CREATE DATABASE {_q(staging)} TEMPLATE {_q(template)} STRATEGY FILE_COPY"
+                    )
+                else:
+                    template_info = DbInfo.from_catalog(template, _comment(conn, template), None)
+                    if template_info is not None and template_info.kind is DbKind.SNAPSHOT:
+                        conn.execute(
+                            f"CREATE DATABASE {_q(staging)} TEMPLATE {_q(template)}"
+                            " STRATEGY FILE_COPY"
+                        )
+                    else:
+                        self._copy_disconnecting(conn, staging, template)
+                inject_fault("db-copied")
+                with _connect_as_admin(self.backend, staging) as inside:
+                    if source_role is not None and source_role != info.role:
+                        if _role_exists(conn, source_role):
+                            inside.execute(f"REASSIGN OWNED BY {_q(source_role)} TO {_q(info.role)}")
+                    else:
+                        inside.execute(f"ALTER SCHEMA public OWNER TO {_q(info.role)}")
+                conn.execute(f"REVOKE ALL ON DATABASE {_q(staging)} FROM PUBLIC")
+                conn.execute(f"GRANT CONNECT, CREATE, TEMP ON DATABASE {_q(staging)} TO {_q(info.role)}")
+                _set_comment(conn, staging, info)
+                inject_fault("db-configured")
+                conn.execute(f"ALTER DATABASE {_q(staging)} RENAME TO {_q(info.database)}")
+            except BaseException:
+                _drop_quietly(conn, staging)
+                if created_role:
+                    with contextlib.suppress(Exception):
+                        conn.execute(f"DROP ROLE IF EXISTS {_q(info.role)}")
+                raise
+
+    def _copy_disconnecting(self, conn: psycopg.Connection[Any], target: str, parent: str) -> None:
+        """CREATE DATABASE target TEMPLATE parent, after ending every session on the parent."""
+        conn.execute(f"ALTER DATABASE {_q(parent)} ALLOW_CONNECTIONS false")
+        try:
+            deadline = time.monotonic() + TERMINATE_WAIT_S
+            while True:
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = %s AND pid <> pg_backend_pid()",
+                    (parent,),
+                )
+                try:
+                    conn.execute(
+                        f"CREATE DATABASE {_q(target)} TEMPLATE {_q(parent)} STRATEGY FILE_COPY"
+                    )
+                    return
+                except Exception as exc:
+                    if "being accessed by other users" not in str(exc) or time.monotonic() > deadline:
+                        raise
+        finally:
+            conn.execute(f"ALTER DATABASE {_q(parent)} ALLOW_CONNECTIONS true")
+
+    def _drop_orphan_roles(self, conn: psycopg.Connection[Any]) -> list[str]:
+        """Roles Consort made whose database no longer exists (after a crash)."""
+        owned = {
+            str(row[0])
+            for row in conn.execute(
+                "SELECT rolname FROM pg_roles WHERE rolname LIKE %s",
+                (f"{self.backend.namespace}%{ROLE_SUFFIX}",),
+            ).fetchall()
+        }
+        in_use = {info.role for info in self.list()}
+        dropped = []
+        for role in sorted(owned - in_use):
+            comment = conn.execute(
+                "SELECT shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = %s", (role,)
+            ).fetchone()
+            if comment is None or comment[0] != ROLE_COMMENT:
+                continue  # not ours
+            with contextlib.suppress(Exception):
+                conn.execute(f"DROP ROLE {_q(role)}")
+                dropped.append(f"role {role}")
+        return dropped
+
+
+ROLE_COMMENT = "consort branch role"
+
+
+def _q(identifier: str) -> str:
+    """Quote an identifier for SQL (names come from our own mapping, quoted all the same)."""
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _exists(conn: psycopg.Connection[Any], database: str) -> bool:
+    return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone() is not None
+
+
+def _comment(conn: psycopg.Connection[Any], database: str) -> str | None:
+    row = conn.execute(
+        "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (database,)
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def _set_comment(conn: psycopg.Connection[Any], database: str, info: DbInfo) -> None:
+    from psycopg import sql
+
+    text = json.dumps(info.meta(), sort_keys=True)
+    conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(database), sql.Literal(text)))
+
+
+def _role_exists(conn: psycopg.Connection[Any], role: str) -> bool:
+    return conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is not None
+
+
+def _ensure_role(conn: psycopg.Connection[Any], role: str, password: str) -> bool:
+    """Create the login role (or reset its password); True when it was created now."""
+    from psycopg import sql
+
+    exists = _role_exists(conn, role)
+    verb = "ALTER" if exists else "CREATE"
+    conn.execute(
+        sql.SQL(verb + " ROLE {} LOGIN NOINHERIT PASSWORD {}").format(
+            sql.Identifier(role), sql.Literal(password)
+        )
+    )
+    conn.execute(
+        sql.SQL("COMMENT ON ROLE {} IS {}").format(sql.Identifier(role), sql.Literal(ROLE_COMMENT))
+    )
+    return not exists
+
+
+def _drop_quietly(conn: psycopg.Connection[Any], database: str) -> None:
+    with contextlib.suppress(Exception):
+        conn.execute(f"ALTER DATABASE {_q(database)} IS_TEMPLATE false")
+    with contextlib.suppress(Exception):
+        conn.execute(f"DROP DATABASE IF EXISTS {_q(database)} WITH (FORCE)")
+
+
+@contextlib.contextmanager
+def _connect_as_admin(backend: Backend, database: str) -> Iterator[psycopg.Connection[Any]]:
+    conn = backend.admin(database)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _pid_in_staging_name(name: str) -> int | None:
+    try:
+        return int(name.rsplit("_", 2)[-2])
+    except (ValueError, IndexError):
+        return None

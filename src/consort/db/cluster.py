@@ -1,0 +1,289 @@
+"""One private PostgreSQL cluster per project, driven by our own thin initdb/pg_ctl code.
+
+`initdb` costs seconds, so one pristine initialised cluster is kept per machine and PostgreSQL
+version, and each project's cluster starts as a copy of it (a reflink copy where the filesystem
+has them). The server listens on 127.0.0.1 only, on a port chosen once per project so that URLs
+in `.env` stay valid across restarts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import socket
+import tempfile
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from consort import proc
+from consort.db.account import ServerAccount
+from consort.db.binaries import PgBinaries
+from consort.errors import ConsortError, UsageError
+from consort.fsutil import file_lock
+
+SUPERUSER = "consort_admin"
+CONF_INCLUDE = "consort.conf"
+START_TIMEOUT_S = 60
+
+
+class CopyMethod(StrEnum):
+    CLONE = "clone"  # reflinks: database copies are O(1) in size
+    COPY = "copy"
+
+
+@dataclass(frozen=True)
+class ServerState:
+    running: bool
+    pid: int | None
+    port: int | None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return False
+            raise
+    return True
+
+
+def supports_reflink(folder: Path) -> bool:
+    """True when `cp --reflink=always` works inside `folder` (XFS, btrfs, ...)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".reflink-") as tmp:
+        source = Path(tmp) / "a"
+        source.write_bytes(b"consort")
+        result = proc.run(["cp", "--reflink=always", source, Path(tmp) / "b"], check=False)
+        return result.ok
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    """Copy a folder keeping owners and modes, by reflink where the filesystem allows."""
+    proc.run(["cp", "-a", "--reflink=auto", source, target], timeout=600)
+
+
+@dataclass
+class LocalCluster:
+    """A project's cluster: its folder (data/ and server.log), the binaries and the OS account."""
+
+    home: Path
+    port: int
+    binaries: PgBinaries
+    account: ServerAccount
+
+    @property
+    def data_dir(self) -> Path:
+        return self.home / "data"
+
+    @property
+    def log_file(self) -> Path:
+        return self.home / "server.log"
+
+    def exists(self) -> bool:
+        return (self.data_dir / "PG_VERSION").exists()
+
+    # ---- creation -------------------------------------------------------------------------
+
+    def create(self, superuser_password: str) -> CopyMethod:
+        """Make the cluster as a copy of the machine's pristine cluster; set its own password."""
+        if self.exists():
+            raise UsageError(f"a database cluster already exists in {self.data_dir}")
+        pristine = ensure_pristine(self.binaries, self.account)
+        self.home.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.home, 0o700)
+        self.account.chown(self.home)
+        staging = self.home / "data.partial"
+        shutil.rmtree(staging, ignore_errors=True)
+        copy_tree(pristine, staging)
+        method = CopyMethod.CLONE if supports_reflink(self.home) else CopyMethod.COPY
+        self._write_settings(staging, method)
+        self._single_user(staging, f"ALTER ROLE {SUPERUSER} PASSWORD '{superuser_password}';")
+        os.replace(staging, self.data_dir)
+        return method
+
+    def configure(self, *, port: int | None = None) -> CopyMethod:
+        """Rewrite the settings file (port, copy method) of an existing cluster."""
+        if port is not None:
+            self.port = port
+        method = CopyMethod.CLONE if supports_reflink(self.home) else CopyMethod.COPY
+        self._write_settings(self.data_dir, method)
+        return method
+
+    def copy_method(self) -> CopyMethod:
+        with contextlib.suppress(FileNotFoundError):
+            text = (self.data_dir / CONF_INCLUDE).read_text(encoding="utf-8")
+            if "file_copy_method = 'clone'" in text:
+                return CopyMethod.CLONE
+        return CopyMethod.COPY
+
+    def _write_settings(self, data_dir: Path, method: CopyMethod) -> None:
+        settings = {
+            "listen_addresses": "'127.0.0.1'",
+            "port": str(self.port),
+            "unix_socket_directories": "''",
+            "file_copy_method": f"'{method.value}'",
+            "password_encryption": "'scram-sha-256'",
+            "max_connections": "200",
+            "logging_collector": "off",
+        }
+        text = "# Written by Consort on every `consort db start --port`.\n" + "".join(
+            f"{key} = {value}\n" for key, value in settings.items()
+        )
+        path = data_dir / CONF_INCLUDE
+        path.write_text(text, encoding="utf-8")
+        os.chmod(path, 0o600)
+        self.account.chown(path)
+
+    def _single_user(self, data_dir: Path, sql: str) -> None:
+        argv = [str(self.binaries.tool("postgres")), "--single", "-D", str(data_dir), "-j", "postgres"]
+        proc.run(self.account.command(argv), input_text=sql + "\n", timeout=120)
+
+    # ---- running --------------------------------------------------------------------------
+
+    def state(self) -> ServerState:
+        """What runs, read from postmaster.pid (pg_ctl itself refuses to run as root)."""
+        pid_file = self.data_dir / "postmaster.pid"
+        try:
+            lines = pid_file.read_text(encoding="utf-8").splitlines()
+        except (FileNotFoundError, PermissionError):
+            return ServerState(False, None, None)
+        try:
+            pid = int(lines[0])
+            port = int(lines[3]) if len(lines) > 3 else None
+        except (ValueError, IndexError):
+            return ServerState(False, None, None)
+        if not _process_alive(pid):
+            return ServerState(False, None, None)
+        return ServerState(True, pid, port)
+
+    def start(self) -> bool:
+        """Start the server; False when it already ran (a second start is a no-op)."""
+        if not self.exists():
+            raise UsageError(f"no database cluster in {self.data_dir}", fix="run `consort init`")
+        if self.state().running:
+            return False
+        if not port_is_free(self.port):
+            raise UsageError(
+                f"port {self.port} on 127.0.0.1 is taken by another program",
+                fix="stop that program, or run `consort db start --port 0` to move to a free port",
+            )
+        self.account.chown(self.home)
+        argv = [
+            str(self.binaries.tool("pg_ctl")),
+            "start",
+            "-D",
+            str(self.data_dir),
+            "-l",
+            str(self.log_file),
+            "-w",
+            "-t",
+            str(START_TIMEOUT_S),
+            "-s",
+        ]
+        result = proc.run(self.account.command(argv), check=False, timeout=START_TIMEOUT_S + 10)
+        if not result.ok or not self.state().running:
+            raise UsageError(
+                f"the database server did not start: {self._failure_reason(result)}",
+                fix=f"see {self.log_file}; if the data folder {self.data_dir} is damaged, move it "
+                "aside and run `consort init` again",
+            )
+        return True
+
+    def stop(self) -> bool:
+        """Stop the server cleanly; False when it was not running."""
+        if not self.state().running:
+            return False
+        argv = [str(self.binaries.tool("pg_ctl")), "stop", "-D", str(self.data_dir), "-m", "fast", "-w", "-s"]
+        proc.run(self.account.command(argv), timeout=120)
+        return True
+
+    def _failure_reason(self, result: proc.Completed) -> str:
+        lines = []
+        with contextlib.suppress(FileNotFoundError, PermissionError):
+            lines = [
+                line
+                for line in self.log_file.read_text(encoding="utf-8", errors="replace").splitlines()
+                if "FATAL" in line or "PANIC" in line or "ERROR" in line
+            ]
+        if lines:
+            return lines[-1].split("  ", 1)[-1].strip()
+        text = (result.stderr or result.stdout).strip()
+        return text.splitlines()[-1] if text else f"pg_ctl exited {result.returncode}"
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# ---- the pristine cluster ------------------------------------------------------------------
+
+PRISTINE_HBA = """\
+# Consort: password logins over loopback TCP only; who may open which database is decided by
+# CONNECT privileges (each branch database admits only its own role).
+host    all     all     127.0.0.1/32    scram-sha-256
+host    all     all     ::1/128         scram-sha-256
+"""
+
+
+def ensure_pristine(binaries: PgBinaries, account: ServerAccount) -> Path:
+    """The machine's initialised, never-started cluster for this PostgreSQL version."""
+    version = binaries.version()
+    root = account.cache_dir() / "pristine"
+    target = root / version / "data"
+    if (target / "PG_VERSION").exists():
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    with file_lock(root / f".{version}.lock"):
+        if (target / "PG_VERSION").exists():
+            return target
+        work = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=root))
+        try:
+            os.chmod(work, 0o700)
+            pwfile = work / "pw"
+            # Throw-away password: every project's copy gets its own before its first start.
+            pwfile.write_text(os.urandom(16).hex() + "\n", encoding="utf-8")
+            account.chown(work)
+            data = work / "data"
+            argv = [
+                str(binaries.tool("initdb")),
+                "-D",
+                str(data),
+                "-U",
+                SUPERUSER,
+                "--auth=scram-sha-256",
+                f"--pwfile={pwfile}",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-instructions",
+            ]
+            proc.run(account.command(argv), timeout=300)
+            (data / "pg_hba.conf").write_text(PRISTINE_HBA, encoding="utf-8")
+            with (data / "postgresql.conf").open("a", encoding="utf-8") as conf:
+                conf.write(f"\ninclude_if_exists = '{CONF_INCLUDE}'\n")
+            account.chown(data)
+            pwfile.unlink()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(data, target)
+        except proc.CommandFailed as exc:
+            raise ConsortError(f"initdb failed: {exc}") from exc
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return target

@@ -1,0 +1,39 @@
+"""`.env`: keeps DATABASE_URL pointing at the checked-out branch's database, other lines untouched."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from consort.fsutil import atomic_write_text
+
+KEY = "DATABASE_URL"
+MARKER = "# consort:"
+
+
+def set_database_url(env_file: Path, url: str | None, note: str) -> None:
+    """Replace (or remove, when url is None) DATABASE_URL, with a comment saying which branch."""
+    lines = env_file.read_text(encoding="utf-8").splitlines() if env_file.exists() else []
+    kept = [
+        line
+        for line in lines
+        if not line.startswith(MARKER) and not line.split("=", 1)[0].strip() in (KEY, f"export {KEY}")
+    ]
+    kept.append(f"{MARKER} {note}")
+    if url is not None:
+        kept.append(f"{KEY}={url}")
+    atomic_write_text(env_file, "\n".join(kept) + "\n", mode=0o600)
+
+
+def read_database_url(env_file: Path) -> str | None:
+    if not env_file.exists():
+        return None
+    for line in env_file.read_text(encoding="utf-8").splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == KEY:
+            return value.strip()
+    return None
+
+
+def is_private(env_file: Path) -> bool:
+    return env_file.exists() and (os.stat(env_file).st_mode & 0o077) == 0

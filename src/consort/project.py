@@ -1,0 +1,70 @@
+"""Finding the project and the paths of its private files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from consort.config import CONFIG_FILE, Config, load_config
+from consort.errors import UsageError
+
+STATE_DIR = ".consort"
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / CONFIG_FILE
+
+    @cached_property
+    def config(self) -> Config:
+        return load_config(self.config_path)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def db_dir(self) -> Path:
+        """Private database state: cluster location, secret. Never committed."""
+        return self.state_dir / "db"
+
+    @property
+    def env_file(self) -> Path:
+        return self.root / ".env"
+
+
+def find_project(start: Path | None = None) -> Project:
+    """The nearest folder at or above `start` holding consort.toml.
+
+    Inside a git worktree of the project, the main checkout is the project: worktrees share its
+    database and state.
+    """
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_FILE).is_file() and (folder / STATE_DIR).is_dir():
+            return Project(folder)
+    main = _main_worktree_of(here)
+    if main is not None and (main / CONFIG_FILE).is_file():
+        return Project(main)
+    raise UsageError(f"no Consort project at or above {here}", fix="run `consort init` first")
+
+
+def _main_worktree_of(folder: Path) -> Path | None:
+    for candidate in (folder, *folder.parents):
+        dotgit = candidate / ".git"
+        if dotgit.is_file():  # a linked worktree: ".git" is a file pointing into the main repo
+            text = dotgit.read_text(encoding="utf-8").strip()
+            if text.startswith("gitdir:"):
+                gitdir = Path(text.removeprefix("gitdir:").strip())
+                # <main>/.git/worktrees/<name> -> <main>
+                if gitdir.parent.name == "worktrees":
+                    return gitdir.parent.parent.parent
+            return None
+        if dotgit.is_dir():
+            return None
+    return None
