@@ -79,9 +79,13 @@ class PairedBranches:
         if parent is None:
             raise UsageError("HEAD is detached: say which branch to branch from", fix="--from NAME")
         if not self.git.branch_exists(parent):
-            raise UsageError(f"parent branch {parent!r} does not exist", fix="see `consort branch list`")
+            raise UsageError(
+                f"parent branch {parent!r} does not exist", fix="see `consort branch list`"
+            )
         if self.git.branch_exists(name):
-            raise UsageError(f"branch {name!r} already exists", fix=f"`consort branch switch {name}`")
+            raise UsageError(
+                f"branch {name!r} already exists", fix=f"`consort branch switch {name}`"
+            )
         parent_db = self.names(parent).database
         if self.dbs.get(parent_db) is None:
             raise UsageError(
@@ -90,10 +94,10 @@ class PairedBranches:
             )
         if self.dbs.exists(names.database):
             raise UsageError(
-                f"database {names.database!r} for {name!r} already exists (left from an old branch)",
+                f"database {names.database!r} for {name!r} is left from an old branch",
                 fix="run `consort branch gc`",
             )
-        info = self.dbs.create_branch(name, names.database, names.role, parent_db, mode)
+        info = self.dbs.create_branch(name, names.database, names.role, parent_db, mode=mode)
         try:
             inject_fault("branch-after-db")
             self.git.create_branch(name, parent)
@@ -104,7 +108,9 @@ class PairedBranches:
 
     def switch(self, name: str) -> None:
         if not self.git.branch_exists(name):
-            raise UsageError(f"branch {name!r} does not exist", fix=f"`consort branch create {name}`")
+            raise UsageError(
+                f"branch {name!r} does not exist", fix=f"`consort branch create {name}`"
+            )
         self.git.switch(name)
         # The post-checkout hook does this too; doing it here keeps .env right without hooks.
         self.refresh_env(name)
@@ -116,7 +122,9 @@ class PairedBranches:
         try:
             names = self.names(branch)
         except UsageError:
-            set_database_url(self.project.env_file, None, f"{branch}: name cannot map to a database")
+            set_database_url(
+                self.project.env_file, None, f"{branch}: name cannot map to a database"
+            )
             return
         url = self.backend.login_url(names.database, names.role)
         set_database_url(self.project.env_file, url, f"database of branch {branch}")
@@ -129,7 +137,9 @@ class PairedBranches:
         if name == self.git.current_branch():
             raise UsageError(f"{name!r} is checked out", fix="switch to another branch first")
         children = [
-            i.branch for i in self.dbs.list() if i.kind is DbKind.BRANCH and i.parent == names.database
+            i.branch
+            for i in self.dbs.infos()
+            if i.kind is DbKind.BRANCH and i.parent == names.database
         ]
         if children and not force:
             raise UsageError(
@@ -148,7 +158,7 @@ class PairedBranches:
     def rows(self) -> list[BranchRow]:
         git_branches = set(self.git.branches())
         current = self.git.current_branch()
-        infos = {i.branch: i for i in self.dbs.list() if i.kind is DbKind.BRANCH and i.branch}
+        infos = {i.branch: i for i in self.dbs.infos() if i.kind is DbKind.BRANCH and i.branch}
         by_db = {i.database: i.branch for i in infos.values()}
         rows = []
         for name in sorted(git_branches | set(infos)):
@@ -184,9 +194,11 @@ class PairedBranches:
     def parent_of(self, branch: str) -> str:
         info = self.dbs.get(self.database_of(branch))
         if info is None or info.parent is None:
-            raise ConsortError(f"branch {branch!r} has no parent to compare with", fix="--against NAME")
+            raise ConsortError(
+                f"branch {branch!r} has no parent to compare with", fix="--against NAME"
+            )
         parent_branch = next(
-            (i.branch for i in self.dbs.list() if i.database == info.parent and i.branch), None
+            (i.branch for i in self.dbs.infos() if i.database == info.parent and i.branch), None
         )
         if parent_branch is None:
             raise ConsortError(f"the parent of {branch!r} no longer exists", fix="--against NAME")

@@ -6,47 +6,15 @@ Heavy modules (Rich, pydantic, psycopg) are imported inside the commands, so tha
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from consort import __version__
-from consort.errors import ConsortError, ExitCode
-
-F = TypeVar("F", bound=Callable[..., Any])
-DEBUG_ENV = "CONSORT_DEBUG"
-
-
-def handled(func: F) -> F:
-    """Turn Consort's errors into one clean message and the contract's exit code."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from consort import ui
-
-        try:
-            return func(*args, **kwargs)
-        except ConsortError as exc:
-            ui.error(exc.message, exc.fix)
-            sys.exit(int(exc.code))
-        except KeyboardInterrupt:
-            ui.error("interrupted")
-            sys.exit(130)
-        except Exception as exc:
-            if os.environ.get(DEBUG_ENV):
-                raise
-            ui.error(
-                f"unexpected {type(exc).__name__}: {exc}",
-                f"this is a bug in Consort; run again with {DEBUG_ENV}=1 for the traceback",
-            )
-            sys.exit(int(ExitCode.ERROR))
-
-    return wrapper  # type: ignore[return-value]
+from consort.clikit import handled
+from consort.errors import ExitCode
 
 
 def _project() -> Any:
@@ -104,8 +72,12 @@ def doctor(as_json: bool) -> None:
     if as_json:
         ui.print_json([c.as_json() for c in found])
         return
-    marks = {CheckState.OK: "[green]ok[/]", CheckState.WARN: "[yellow]warn[/]",
-             CheckState.FAIL: "[red]FAIL[/]", CheckState.INFO: "[dim]-[/]"}
+    marks = {
+        CheckState.OK: "[green]ok[/]",
+        CheckState.WARN: "[yellow]warn[/]",
+        CheckState.FAIL: "[red]FAIL[/]",
+        CheckState.INFO: "[dim]-[/]",
+    }
     ui.table(None, ["", "check", "detail"], [[marks[c.state], c.name, c.detail] for c in found])
     if any(c.state is CheckState.FAIL for c in found):
         sys.exit(int(ExitCode.USAGE))
@@ -120,8 +92,12 @@ def db() -> None:
 
 
 @db.command("start")
-@click.option("--port", type=int, default=None,
-              help="Move the server to this port (0: any free port). URLs in .env follow.")
+@click.option(
+    "--port",
+    type=int,
+    default=None,
+    help="Move the server to this port (0: any free port). URLs in .env follow.",
+)
 @handled
 def db_start(port: int | None) -> None:
     """Start the server (nothing happens if it already runs)."""
@@ -199,8 +175,11 @@ def branch() -> None:
 @branch.command("create")
 @click.argument("name")
 @click.option("--from", "parent", help="Parent branch (default: the checked-out branch).")
-@click.option("--snapshot", is_flag=True,
-              help="Copy from a frozen snapshot of the parent instead of disconnecting its sessions.")
+@click.option(
+    "--snapshot",
+    is_flag=True,
+    help="Copy from a frozen snapshot of the parent instead of disconnecting its sessions.",
+)
 @handled
 def branch_create(name: str, parent: str | None, snapshot: bool) -> None:
     """Create branch NAME: the git branch and its database, as one step."""
@@ -326,6 +305,21 @@ def hook_post_checkout(args: tuple[str, ...]) -> None:
     from consort.commands.hook import run_post_checkout
 
     click.echo(f"consort: {run_post_checkout(Path.cwd())}", err=True)
+
+
+# Command groups that live in their own modules. Each module defines `register(group)` and imports
+# only click at module level, so that start-up stays fast. One line per module.
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def _register_modules() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(cli)
+
+
+_register_modules()
 
 
 def main() -> None:

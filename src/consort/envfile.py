@@ -1,4 +1,4 @@
-"""`.env`: keeps DATABASE_URL pointing at the checked-out branch's database, other lines untouched."""
+"""`.env`: DATABASE_URL follows the checked-out branch's database; other lines stay untouched."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ def set_database_url(env_file: Path, url: str | None, note: str) -> None:
     kept = [
         line
         for line in lines
-        if not line.startswith(MARKER) and not line.split("=", 1)[0].strip() in (KEY, f"export {KEY}")
+        if not line.startswith(MARKER)
+        and line.split("=", 1)[0].strip() not in (KEY, f"export {KEY}")
     ]
     kept.append(f"{MARKER} {note}")
     if url is not None:

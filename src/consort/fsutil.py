@@ -13,7 +13,7 @@ from typing import Any
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
-    """Write text so that readers see the old or the new file, never a torn one (even on kill -9)."""
+    """Write text so readers see the old or the new file, never a torn one (even on kill -9)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

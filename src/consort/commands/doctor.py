@@ -67,10 +67,18 @@ def _postgres_checks() -> list[Check]:
         version = binaries.version()
     except ConsortError as exc:
         return [Check("postgresql", CheckState.FAIL, str(exc))]
-    result = [Check("postgresql", CheckState.INFO, f"{version} from {binaries.source} ({binaries.bindir})")]
+    result = [
+        Check(
+            "postgresql", CheckState.INFO, f"{version} from {binaries.source} ({binaries.bindir})"
+        )
+    ]
     if os.geteuid() == 0:
         result.append(
-            Check("server account", CheckState.INFO, f"running as root: the server runs as {SYSTEM_USER!r}")
+            Check(
+                "server account",
+                CheckState.INFO,
+                f"running as root: the server runs as {SYSTEM_USER!r}",
+            )
         )
     else:
         result.append(Check("server account", CheckState.INFO, "the server runs as you"))
@@ -109,7 +117,9 @@ def _project_checks(start: Path | None) -> list[Check]:
             Check(
                 "database server",
                 CheckState.OK if status.running else CheckState.INFO,
-                f"running on {where} (pid {status.pid})" if status.running else f"stopped (port {status.port})",
+                f"running on {where} (pid {status.pid})"
+                if status.running
+                else f"stopped (port {status.port})",
             )
         )
     from consort.commands.hook import env_is_private

@@ -6,6 +6,7 @@ touching its code, and running it twice changes nothing the second time.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,12 @@ Step = Callable[[Project, InitReport], None]
 def step_folder(root: Path) -> None:
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a folder")
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except PermissionError as exc:
+        raise UsageError(f"cannot create {root}: permission denied") from exc
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise UsageError(f"{root} is not writable by you")
 
 
 def step_git(project: Project, report: InitReport) -> None:
@@ -125,8 +131,14 @@ def step_initial_commit(project: Project, report: InitReport) -> None:
         return
     git.run("add", CONFIG_FILE, ".gitignore")
     git.run(
-        "-c", "user.name=Consort", "-c", "user.email=consort@localhost",
-        "commit", "-q", "-m", "Set up Consort",
+        "-c",
+        "user.name=Consort",
+        "-c",
+        "user.email=consort@localhost",
+        "commit",
+        "-q",
+        "-m",
+        "Set up Consort",
     )
     report.done.append("made the first commit")
 
@@ -135,11 +147,13 @@ def step_hooks(project: Project, report: InitReport) -> None:
     from consort.commands.hook import install_post_checkout
 
     if install_post_checkout(Git(project.root).hooks_dir()):
-        report.done.append("installed the post-checkout hook (keeps .env's DATABASE_URL on the branch)")
+        report.done.append(
+            "installed the post-checkout hook (keeps .env's DATABASE_URL on the branch)"
+        )
     else:
         report.warnings.append(
             "a post-checkout hook of yours exists and was left alone: add "
-            "`python -m consort hook post-checkout \"$@\"` to it"
+            '`python -m consort hook post-checkout "$@"` to it'
         )
 
 

@@ -38,7 +38,14 @@ class ServerAccount:
         """argv wrapped to run as the server account."""
         if self.user is None:
             return argv
-        return ["setpriv", f"--reuid={self.user}", f"--regid={self.user}", "--init-groups", "--", *argv]
+        return [
+            "setpriv",
+            f"--reuid={self.user}",
+            f"--regid={self.user}",
+            "--init-groups",
+            "--",
+            *argv,
+        ]
 
     def chown(self, path: Path) -> None:
         """Give a file or folder tree to the server account."""
@@ -48,7 +55,9 @@ class ServerAccount:
         for folder, dirs, files in os.walk(path):
             os.chown(folder, entry.pw_uid, entry.pw_gid)
             for name in dirs + files:
-                os.chown(os.path.join(folder, name), entry.pw_uid, entry.pw_gid, follow_symlinks=False)
+                os.chown(
+                    os.path.join(folder, name), entry.pw_uid, entry.pw_gid, follow_symlinks=False
+                )
 
     def cache_dir(self) -> Path:
         """Machine-wide cache: the pristine initialised cluster, the reachable binaries."""
@@ -114,8 +123,8 @@ def reachable_binaries(binaries: PgBinaries, account: ServerAccount) -> PgBinari
     bindir = target / relative / "bin"
     if not (bindir / "postgres").exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.chmod(account.cache_dir(), 0o755)
-        os.chmod(target.parent, 0o755)
+        os.chmod(account.cache_dir(), 0o755)  # noqa: S103 -- the server account reads these
+        os.chmod(target.parent, 0o755)  # noqa: S103
         staging = Path(tempfile.mkdtemp(prefix=".copy-", dir=target.parent))
         try:
             shutil.copytree(binaries.install_root, staging / relative, symlinks=True)
@@ -123,7 +132,7 @@ def reachable_binaries(binaries: PgBinaries, account: ServerAccount) -> PgBinari
             if libs.is_dir():
                 shutil.copytree(libs, staging / libs.name, symlinks=True)
             for folder, _dirs, _files in os.walk(staging):
-                os.chmod(folder, 0o755)
+                os.chmod(folder, 0o755)  # noqa: S103
             try:
                 os.replace(staging, target)
             except OSError:

@@ -128,7 +128,9 @@ class EmbeddedBackend:
 
             account = ServerAccount(self.record.run_as)
             binaries = reachable_binaries(find_binaries(), account)
-            self._cluster = LocalCluster(Path(self.record.home), self.record.port, binaries, account)
+            self._cluster = LocalCluster(
+                Path(self.record.home), self.record.port, binaries, account
+            )
         return self._cluster
 
     @property
@@ -185,7 +187,9 @@ class ServerBackend:
 
     @property
     def namespace(self) -> str:
-        slug = re.sub(r"[^a-z0-9]+", "_", self.project.root.name.lower()).strip("_")[:16] or "project"
+        slug = (
+            re.sub(r"[^a-z0-9]+", "_", self.project.root.name.lower()).strip("_")[:16] or "project"
+        )
         return f"{slug}_"
 
     def ensure_running(self) -> None:
@@ -229,5 +233,6 @@ def open_backend(project: Project) -> Backend:
         url = os.environ.get(db.url_env)
         if not url:
             raise UsageError(f"[db] url_env names {db.url_env}, which is not set")
-    assert url is not None  # guaranteed by DbSection's validator
+    if url is None:  # DbSection's validator makes this unreachable; kept for the type checker
+        raise UsageError('[db] backend = "postgres" needs url or url_env')
     return ServerBackend(project, url)

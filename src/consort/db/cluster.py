@@ -108,7 +108,13 @@ class LocalCluster:
         copy_tree(pristine, staging)
         method = CopyMethod.CLONE if supports_reflink(self.home) else CopyMethod.COPY
         self._write_settings(staging, method)
-        self._single_user(staging, f"ALTER ROLE {SUPERUSER} PASSWORD '{superuser_password}';")
+        self._single_user(
+            staging,
+            f"ALTER ROLE {SUPERUSER} PASSWORD '{superuser_password}'",
+            # Branch roles may open their own database only, not the maintenance ones.
+            "REVOKE CONNECT, TEMP ON DATABASE postgres FROM PUBLIC",
+            "REVOKE CONNECT, TEMP ON DATABASE template1 FROM PUBLIC",
+        )
         os.replace(staging, self.data_dir)
         return method
 
@@ -145,9 +151,18 @@ class LocalCluster:
         os.chmod(path, 0o600)
         self.account.chown(path)
 
-    def _single_user(self, data_dir: Path, sql: str) -> None:
-        argv = [str(self.binaries.tool("postgres")), "--single", "-D", str(data_dir), "-j", "postgres"]
-        proc.run(self.account.command(argv), input_text=sql + "\n", timeout=120)
+    def _single_user(self, data_dir: Path, *statements: str) -> None:
+        """Run SQL in single-user mode: before the first start, with no network exposure."""
+        sql = "".join(f"{statement};\n\n" for statement in statements)
+        argv = [
+            str(self.binaries.tool("postgres")),
+            "--single",
+            "-D",
+            str(data_dir),
+            "-j",
+            "postgres",
+        ]
+        proc.run(self.account.command(argv), input_text=sql, timeout=120)
 
     # ---- running --------------------------------------------------------------------------
 
@@ -204,7 +219,16 @@ class LocalCluster:
         """Stop the server cleanly; False when it was not running."""
         if not self.state().running:
             return False
-        argv = [str(self.binaries.tool("pg_ctl")), "stop", "-D", str(self.data_dir), "-m", "fast", "-w", "-s"]
+        argv = [
+            str(self.binaries.tool("pg_ctl")),
+            "stop",
+            "-D",
+            str(self.data_dir),
+            "-m",
+            "fast",
+            "-w",
+            "-s",
+        ]
         proc.run(self.account.command(argv), timeout=120)
         return True
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from consort.errors import UsageError
 from consort.fsutil import atomic_write_text
 
-SECRET_FILE = "secret"
+SECRET_FILE = "secret"  # noqa: S105 -- a file name, not a password
 
 
 def load_or_create_secret(db_dir: Path) -> bytes:
@@ -33,7 +33,9 @@ def load_secret(db_dir: Path) -> bytes:
     try:
         text = path.read_text(encoding="utf-8").strip()
     except FileNotFoundError as exc:
-        raise UsageError(f"{path} is missing", fix="run `consort init` to set up the database") from exc
+        raise UsageError(
+            f"{path} is missing", fix="run `consort init` to set up the database"
+        ) from exc
     if len(text) < 32:
         raise UsageError(f"{path} is damaged (too short)")
     return text.encode()

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Run Consort's test suite: installs Consort and its test tools into a virtual environment first.
+#   CONSORT_VENV      where the environment lives (default: .venv in the repository)
+#   CONSORT_PYTHON    the interpreter to build it from (default: python3)
+#   CONSORT_EDITABLE  1 (default) for an editable install, 0 to install a copy
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv="${CONSORT_VENV:-.venv}"
+python="${CONSORT_PYTHON:-python3}"
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
+fi
+if [ "${CONSORT_EDITABLE:-1}" = "1" ]; then
+  "$venv/bin/python" -m pip install --quiet -e ".[dev]"
+else
+  "$venv/bin/python" -m pip install --quiet ".[dev]"
+fi
+"$venv/bin/python" -m pytest "$@"

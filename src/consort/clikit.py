@@ -1,0 +1,41 @@
+"""Shared pieces for command modules' click commands (kept free of imports of cli.py)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+from consort.errors import ConsortError, ExitCode
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEBUG_ENV = "CONSORT_DEBUG"
+
+
+def handled(func: F) -> F:
+    """Turn Consort's errors into one clean message and the contract's exit code."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from consort import ui
+
+        try:
+            return func(*args, **kwargs)
+        except ConsortError as exc:
+            ui.error(exc.message, exc.fix)
+            sys.exit(int(exc.code))
+        except KeyboardInterrupt:
+            ui.error("interrupted")
+            sys.exit(130)
+        except Exception as exc:
+            if os.environ.get(DEBUG_ENV):
+                raise
+            ui.error(
+                f"unexpected {type(exc).__name__}: {exc}",
+                f"this is a bug in Consort; run again with {DEBUG_ENV}=1 for the traceback",
+            )
+            sys.exit(int(ExitCode.ERROR))
+
+    return wrapper  # type: ignore[return-value]

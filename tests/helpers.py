@@ -1,0 +1,50 @@
+"""Shared test helpers: run the real `consort` CLI as a child process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def consort(
+    *args: str,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 180,
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m consort ARGS` in `cwd`; never raises on a non-zero exit."""
+    environment = dict(os.environ)
+    environment.pop("CONSORT_FAULT", None)
+    environment["COLUMNS"] = "200"  # keep Rich from wrapping messages the tests read
+    if env:
+        environment.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "consort", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def env_url(checkout: Path) -> str | None:
+    for line in (checkout / ".env").read_text().splitlines():
+        if line.startswith("DATABASE_URL="):
+            return line.split("=", 1)[1]
+    return None

@@ -1,0 +1,167 @@
+"""The embedded server: start/stop/status, who it runs as, and what goes wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import consort, ok
+
+pytestmark = pytest.mark.integration
+
+
+def _status(root: Path) -> dict:
+    return json.loads(ok(consort("db", "status", "--json", cwd=root)))
+
+
+def test_second_start_is_a_no_op_and_stop_start_cycle(fresh_project):
+    first = _status(fresh_project)
+    assert first["running"] is True
+    again = ok(consort("db", "start", cwd=fresh_project))
+    assert "already running" in again
+    assert _status(fresh_project)["pid"] == first["pid"]
+    assert "stopped" in ok(consort("db", "stop", cwd=fresh_project))
+    assert _status(fresh_project)["running"] is False
+    # any command needing the database starts it on demand
+    ok(consort("branch", "list", cwd=fresh_project))
+    assert _status(fresh_project)["running"] is True
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the root path needs root")
+def test_as_root_the_server_runs_as_an_unprivileged_user_outside_the_project(fresh_project):
+    status = _status(fresh_project)
+    owner = Path(f"/proc/{status['pid']}").stat().st_uid
+    assert owner != 0
+    assert pwd.getpwuid(owner).pw_name == status["run_as"] == "consort"
+    assert not status["data_dir"].startswith(str(fresh_project))
+    # the project folder itself was not opened up for that user
+    assert (fresh_project.stat().st_mode & 0o777) == (fresh_project.stat().st_mode & 0o777)
+
+
+def test_port_taken_is_a_clear_usage_error(fresh_project):
+    port = _status(fresh_project)["port"]
+    ok(consort("db", "stop", cwd=fresh_project))
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen()
+        result = consort("db", "start", cwd=fresh_project)
+    assert result.returncode == 2
+    assert f"port {port}" in result.stderr and "--port 0" in result.stderr
+    moved = ok(consort("db", "start", "--port", "0", cwd=fresh_project))
+    assert "started" in moved
+    assert _status(fresh_project)["port"] != port
+    # .env follows the move
+    assert f":{_status(fresh_project)['port']}/" in (fresh_project / ".env").read_text()
+
+
+def test_corrupt_data_directory_is_reported_not_a_traceback(fresh_project):
+    status = _status(fresh_project)
+    ok(consort("db", "stop", cwd=fresh_project))
+    data = Path(status["data_dir"])
+    (data / "global" / "pg_control").write_bytes(b"garbage")
+    result = consort("db", "start", cwd=fresh_project)
+    assert result.returncode == 2
+    assert "did not start" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_stale_pid_file_does_not_block_start(fresh_project):
+    status = _status(fresh_project)
+    data = Path(status["data_dir"])
+    pid_text = (data / "postmaster.pid").read_text()
+    os.kill(status["pid"], 9)
+    # wait for the postmaster to be gone; its pid file stays behind
+    for _ in range(100):
+        try:
+            os.kill(status["pid"], 0)
+        except ProcessLookupError:
+            break
+        subprocess.run(["sleep", "0.05"], check=True)
+    (data / "postmaster.pid").write_text(pid_text)
+    ok(consort("db", "start", cwd=fresh_project))
+    assert _status(fresh_project)["running"] is True
+
+
+UNPRIVILEGED = "nobody"
+
+
+def _can_run_as_unprivileged() -> str | None:
+    """Why the non-root path cannot be exercised here, or None when it can."""
+    if os.geteuid() != 0:
+        return None  # we are already a normal user: the fixture projects use that path
+    if shutil.which("setpriv") is None:
+        return "setpriv is missing"
+    probe = subprocess.run(
+        ["setpriv", f"--reuid={UNPRIVILEGED}", "--regid=nogroup", "--clear-groups", "--",
+         sys.executable, "-c", "import consort, psycopg"],
+        capture_output=True, text=True, check=False,
+    )
+    if probe.returncode != 0:
+        return f"this interpreter is not readable by {UNPRIVILEGED}: {probe.stderr.strip()[-200:]}"
+    return None
+
+
+def test_as_a_normal_user_the_server_runs_as_that_user_inside_the_project(tmp_path, request):
+    if os.geteuid() != 0:
+        root = tmp_path / "mine"
+        ok(consort("init", str(root), cwd=tmp_path))
+        try:
+            status = _status(root)
+            assert status["run_as"] is None
+            assert status["data_dir"].startswith(str(root))
+        finally:
+            consort("db", "stop", cwd=root)
+        return
+    reason = _can_run_as_unprivileged()
+    if reason:
+        pytest.skip(reason)
+    # pytest's own temp folders are private to root: use one the user can reach.
+    outer = Path(tempfile.mkdtemp(prefix="consort-user-"))
+    os.chmod(outer, 0o755)
+    request.addfinalizer(lambda: shutil.rmtree(outer, ignore_errors=True))
+    home = outer / "home"
+    home.mkdir()
+    entry = pwd.getpwnam(UNPRIVILEGED)
+    os.chown(home, entry.pw_uid, entry.pw_gid)
+    env = {
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "PATH": os.environ["PATH"],
+        "COLUMNS": "200",
+    }
+
+    def as_user(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["setpriv", f"--reuid={UNPRIVILEGED}", "--regid=nogroup", "--clear-groups", "--",
+             sys.executable, "-m", "consort", *args],
+            cwd=home, env=env, capture_output=True, text=True, timeout=180, check=False,
+        )
+
+    project = home / "app"
+    ok(as_user("init", str(project)))
+    try:
+        status = json.loads(ok(subprocess.run(
+            ["setpriv", f"--reuid={UNPRIVILEGED}", "--regid=nogroup", "--clear-groups", "--",
+             sys.executable, "-m", "consort", "db", "status", "--json"],
+            cwd=project, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )))
+        assert status["running"] is True
+        assert status["run_as"] is None
+        assert status["data_dir"].startswith(str(project))
+        owner = Path(f"/proc/{status['pid']}").stat().st_uid
+        assert owner == entry.pw_uid
+    finally:
+        subprocess.run(
+            ["setpriv", f"--reuid={UNPRIVILEGED}", "--regid=nogroup", "--clear-groups", "--",
+             sys.executable, "-m", "consort", "db", "stop"],
+            cwd=project, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )
