@@ -309,7 +309,11 @@ def hook_post_checkout(args: tuple[str, ...]) -> None:
 
 # Command groups that live in their own modules. Each module defines `register(group)` and imports
 # only click at module level, so that start-up stays fast. One line per module.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "consort.commands.log_cli",
+    "consort.commands.schema_cli",
+    "consort.commands.orchestrate_cli",
+)
 
 
 def _register_modules() -> None:

@@ -66,6 +66,11 @@ class BuildSection(_Section):
     )
 
 
+class TurnsSection(_Section):
+    # Failed attempts allowed after the first, per step, before the step escalates to a person.
+    retries: int = Field(default=2, ge=0, le=20)
+
+
 class Config(BaseModel):
     """consort.toml. Unknown keys are errors, so a typo never silently falls back to a default."""
 
@@ -76,6 +81,7 @@ class Config(BaseModel):
     db: DbSection = Field(default_factory=DbSection)
     gates: GatesSection = Field(default_factory=GatesSection)
     build: BuildSection = Field(default_factory=BuildSection)
+    turns: TurnsSection = Field(default_factory=TurnsSection)
     # Agent settings are owned by the agents package; kept loose here so that adapters can add
     # their own keys without this module knowing them.
     agents: dict[str, object] = Field(default_factory=dict)
@@ -118,6 +124,15 @@ mode = "interactive"                      # or "proxy": approvals by policy, rec
 repair_attempts = 3
 protected = ["tests/**", "**/conftest.py", "pytest.ini", "setup.cfg", "tox.ini"]
 
+[turns]
+retries = 2                               # failed attempts per step before a person is asked
+
 [agents]
-default = "command"
+# Which agent plays each role: command | replay (claude and codex adapters are planned).
+#   default = "command"
+#   command = ["python3", "my_agent.py"]   # speaks the protocol: reads $CONSORT_TASK
+# or per role:
+#   [agents.driver]
+#   adapter = "replay"
+#   dir = "recordings"
 """

@@ -7,7 +7,6 @@ strict (`"false"` is not false), and cross-field rules report what is wrong and 
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import Annotated, NoReturn
@@ -50,14 +49,6 @@ NfrId = Annotated[str, StringConstraints(pattern=NFR_ID_PATTERN)]
 InvariantId = Annotated[str, StringConstraints(pattern=INVARIANT_ID_PATTERN)]
 Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=48)]
 SqlName = Annotated[str, StringConstraints(pattern=SQL_NAME_PATTERN)]
-
-
-def id_number(identifier: str) -> int:
-    """The number of an id such as "S12" or "AC3" (12, 3)."""
-    match = re.search(r"[0-9]+$", identifier)
-    if match is None:
-        raise ValueError(f"{identifier!r} has no number")
-    return int(match.group())
 
 
 def duplicates(values: Iterable[str]) -> list[str]:

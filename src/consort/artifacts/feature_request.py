@@ -13,7 +13,8 @@ class FeatureRequest(ArtifactModel):
 
     id: FeatureId = Field(description='The feature id: "F" and a number, e.g. "F1".')
     slug: Slug = Field(
-        description='Short kebab-case name used in folder and branch names, e.g. "stock-visibility".'
+        description="Short kebab-case name used in folder and branch names, "
+        'e.g. "stock-visibility".'
     )
     title: Text = Field(description="A one-line title for the feature.")
     text: Text = Field(

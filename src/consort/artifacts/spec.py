@@ -55,7 +55,9 @@ class Story(ArtifactModel):
     named `<id>-<slug>`."""
 
     id: StoryId = Field(description='Story id: "S" and a number, e.g. "S1".')
-    slug: Slug = Field(description='Short kebab-case name for folders and branches, e.g. "file-stock".')
+    slug: Slug = Field(
+        description='Short kebab-case name for folders and branches, e.g. "file-stock".'
+    )
     title: Text = Field(description="A one-line title.")
     as_a: Text = Field(description='Who wants this ("As a ...").')
     i_want: Text = Field(description='What they want ("I want ...").')
@@ -83,10 +85,14 @@ class FeatureSpec(ArtifactModel):
     @field_validator("stories")
     @classmethod
     def _ids_are_unique(cls, stories: list[Story]) -> list[Story]:
-        problems = [f"story id {sid} is used by more than one story" for sid in
-                    duplicates(s.id for s in stories)]
-        problems += [f"story slug {slug!r} is used by more than one story" for slug in
-                     duplicates(s.slug for s in stories)]
+        problems = [
+            f"story id {sid} is used by more than one story"
+            for sid in duplicates(s.id for s in stories)
+        ]
+        problems += [
+            f"story slug {slug!r} is used by more than one story"
+            for slug in duplicates(s.slug for s in stories)
+        ]
         ac_ids = [ac.id for s in stories for ac in s.acceptance_criteria]
         problems += [
             f"acceptance criterion id {acid} is used more than once (ids are unique within the "

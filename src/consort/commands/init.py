@@ -17,7 +17,14 @@ from consort.fsutil import atomic_write_text
 from consort.project import STATE_DIR, Project
 from consort.vcs import Git, require_git
 
-GITIGNORE_ENTRIES = (".env", f"{STATE_DIR}/db/", f"{STATE_DIR}/run/")
+GITIGNORE_ENTRIES = (
+    ".env",
+    f"{STATE_DIR}/db/",
+    f"{STATE_DIR}/run/",
+    f"{STATE_DIR}/turns/",
+    f"{STATE_DIR}/*.lock",
+)
+STATE_FOLDERS = ("intake", "features", "cycles", "turns", "roles")
 
 
 @dataclass
@@ -77,10 +84,39 @@ def step_gitignore(project: Project, report: InitReport) -> None:
 
 
 def step_state_dir(project: Project, report: InitReport) -> None:
-    if project.state_dir.is_dir():
+    created = not project.state_dir.is_dir()
+    for folder in STATE_FOLDERS:
+        (project.state_dir / folder).mkdir(parents=True, exist_ok=True)
+    if created:
+        report.done.append(f"created {STATE_DIR}/ ({', '.join(STATE_FOLDERS)})")
+
+
+def step_role_prompts(project: Project, report: InitReport) -> None:
+    """Copy the default role prompts into the project, where they can be edited."""
+    from consort.agents.task import Role
+    from consort.roles import override_path, packaged_prompt
+
+    written = []
+    for role in Role:
+        path = override_path(project, role)
+        if not path.exists():
+            atomic_write_text(path, packaged_prompt(role))
+            written.append(role.value)
+    if written:
+        report.done.append(f"wrote the role prompts to {STATE_DIR}/roles/ (edit them to taste)")
+
+
+def step_ledger(project: Project, report: InitReport) -> None:
+    from consort import __version__
+    from consort.ledger import Actor, EventType, Ledger, ledger_path
+
+    path = ledger_path(project.state_dir)
+    if path.exists():
         return
-    project.state_dir.mkdir()
-    report.done.append(f"created {STATE_DIR}/")
+    Ledger.open_for_writing(path).append(
+        EventType.PROJECT_INITIALISED, Actor.HUMAN, "project", {"consort": __version__}
+    )
+    report.done.append(f"started the ledger ({STATE_DIR}/ledger.jsonl)")
 
 
 def step_database(project: Project, report: InitReport) -> None:
@@ -162,6 +198,8 @@ STEPS: tuple[Step, ...] = (
     step_config,
     step_gitignore,
     step_state_dir,
+    step_role_prompts,
+    step_ledger,
     step_initial_commit,
     step_database,
     step_hooks,

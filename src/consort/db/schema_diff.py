@@ -192,6 +192,7 @@ class SchemaDiff:
 
 
 def diff_schemas(base: Schema, other: Schema) -> SchemaDiff:
+    """Changes that turn `base` into `other`; an added or dropped table is one change in all."""
     changes: list[Change] = []
     for name in base.tables.keys() - other.tables.keys():
         changes.append(Change(ChangeKind.TABLE_DROPPED, name, ""))

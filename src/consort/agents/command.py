@@ -1,0 +1,211 @@
+"""The `command` adapter: the agent is any program, run with the task's environment.
+
+The program gets the working tree as its current folder and the protocol variables
+(CONSORT_TASK, CONSORT_ROLE, CONSORT_STEP, DATABASE_URL for build turns); its stdout and stderr go
+straight to files in the turn folder. It runs in a session (and process group) of its own, so
+that everything it starts can be stopped together: on inactivity, on the wall-clock cap, on
+Ctrl-C, and after it exits (nothing it left running outlives the turn).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from consort.agents.base import KillReason, TurnOutcome
+from consort.agents.task import Task, TurnDir
+
+DEFAULT_INACTIVITY_TIMEOUT_S = 600.0
+DEFAULT_WALL_CLOCK_TIMEOUT_S = 4 * 3600.0
+DEFAULT_GRACE_PERIOD_S = 5.0
+_SKIPPED_FOLDERS = frozenset({".git"})
+
+
+@dataclass(frozen=True)
+class Limits:
+    inactivity_s: float = DEFAULT_INACTIVITY_TIMEOUT_S
+    wall_clock_s: float | None = DEFAULT_WALL_CLOCK_TIMEOUT_S
+    grace_s: float = DEFAULT_GRACE_PERIOD_S  # between SIGTERM and SIGKILL
+    poll_s: float = 0.1
+
+
+@dataclass(frozen=True)
+class CommandAdapter:
+    argv: tuple[str, ...]
+    limits: Limits = Limits()
+
+    def run(
+        self, task: Task, turn_dir: TurnDir, workdir: Path, env: Mapping[str, str]
+    ) -> TurnOutcome:
+        return run_agent_process(
+            self.argv,
+            cwd=workdir,
+            env=env,
+            stdout_path=turn_dir.stdout_path,
+            stderr_path=turn_dir.stderr_path,
+            limits=self.limits,
+        )
+
+
+def run_agent_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdout_path: Path,
+    stderr_path: Path,
+    limits: Limits,
+) -> TurnOutcome:
+    """Run an agent to its end, streaming its output to files and stopping it when it stalls.
+
+    This is the one place Consort uses Popen rather than `consort.proc.run`: an agent turn can
+    last long, its output must land on disk as it is produced (so a crash of Consort or a killed
+    turn still leaves it to read), and deciding that it stalled means watching its output and
+    its files while it runs — none of which run-to-completion can do.
+    """
+    started = time.monotonic()
+    stdout_path.parent.mkdir(parents=True, exist_ok=True)
+    with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
+        try:
+            child = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,  # its own process group: killed as a whole
+            )
+        except OSError as exc:
+            message = f"cannot run agent command `{' '.join(argv)}` in {cwd}: {exc.strerror}"
+            err.write(f"consort: {message}\n".encode())
+            code = 127 if isinstance(exc, FileNotFoundError) else 126
+            return TurnOutcome(
+                code, time.monotonic() - started, stdout_path, stderr_path, error=message
+            )
+        try:
+            killed = _watch(child, (out, err), cwd, limits=limits, started=started)
+        finally:
+            # Also on Ctrl-C or any error of ours: the agent is in its own session, so the
+            # terminal's SIGINT never reached it, and nothing of it may survive Consort.
+            _stop_group(child, limits.grace_s)
+    return TurnOutcome(
+        child.returncode if child.returncode is not None else -signal.SIGKILL,
+        time.monotonic() - started,
+        stdout_path,
+        stderr_path,
+        killed=killed,
+    )
+
+
+def _watch(
+    child: subprocess.Popen[bytes],
+    streams: tuple[BinaryIO, BinaryIO],
+    tree: Path,
+    *,
+    limits: Limits,
+    started: float,
+) -> KillReason | None:
+    """Wait for the child; return why it had to be stopped, or None when it ended by itself."""
+    sizes = (0, 0)
+    last_activity = started
+    while child.poll() is None:
+        now = time.monotonic()
+        current = (os.fstat(streams[0].fileno()).st_size, os.fstat(streams[1].fileno()).st_size)
+        if current != sizes:
+            sizes, last_activity = current, now
+        if limits.wall_clock_s is not None and now - started >= limits.wall_clock_s:
+            return KillReason.WALL_CLOCK
+        if now - last_activity >= limits.inactivity_s:
+            # Silent is not stalled if it is still writing files; the tree is only walked when
+            # the output alone says "inactive", so a busy agent costs nothing.
+            age = _age_of_newest_file(tree)
+            if age is None or age >= limits.inactivity_s:
+                return KillReason.INACTIVITY
+            last_activity = now - age
+        time.sleep(limits.poll_s)
+    return None
+
+
+def _age_of_newest_file(tree: Path) -> float | None:
+    """Seconds since the most recent modification of any file in `tree` (outside .git)."""
+    newest: float | None = None
+    stack = [tree]
+    while stack:
+        folder = stack.pop()
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in _SKIPPED_FOLDERS:
+                            stack.append(Path(entry.path))
+                        continue
+                    mtime = entry.stat(follow_symlinks=False).st_mtime
+                except OSError:
+                    continue  # vanished while we looked: the next look will tell
+                newest = mtime if newest is None else max(newest, mtime)
+    return None if newest is None else max(0.0, time.time() - newest)
+
+
+def _stop_group(child: subprocess.Popen[bytes], grace_s: float) -> None:
+    """SIGTERM the child's whole process group, then SIGKILL whatever is left after the grace."""
+    group = child.pid  # start_new_session: the child leads a group of its own id
+    if not _group_alive(group, child):
+        return
+    _signal_group(group, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if not _group_alive(group, child):
+            return
+        time.sleep(0.05)
+    _signal_group(group, signal.SIGKILL)
+    child.wait()
+
+
+def _group_alive(group: int, child: subprocess.Popen[bytes]) -> bool:
+    child.poll()  # reap the leader, so that its zombie does not count as a member
+    members = _live_members_from_proc(group)
+    if members is not None:
+        return members
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _live_members_from_proc(group: int) -> bool | None:
+    """Whether a process of `group` is still running, read from /proc; None without /proc.
+
+    Zombies are not counted: an orphaned member that died is a zombie until init reaps it (some
+    container inits never do), yet it still answers a signal probe.
+    """
+    proc_root = Path("/proc")
+    if not (proc_root / "self" / "stat").exists():
+        return None
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) >= 3 and fields[2] == str(group) and fields[0] not in {"Z", "X"}:
+            return True
+    return False
+
+
+def _signal_group(group: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signum)

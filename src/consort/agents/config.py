@@ -1,0 +1,211 @@
+"""Which adapter each role uses, read from the `[agents]` table of consort.toml.
+
+```toml
+[agents]
+default = "command"            # adapter of every role without a table of its own (or without
+                               # `adapter` in it)
+command = ["python3", "agent.py"]   # settings here apply to every role ...
+inactivity_timeout = 600       # seconds without output or file change before a turn is killed
+wall_clock_timeout = 14400     # hard cap on a turn, in seconds
+env_allow = ["HTTPS_PROXY"]    # extra variables agents may inherit from Consort's environment
+
+[agents.driver]                # ... and a role's own table overrides them
+adapter = "replay"             # command | replay | claude | codex
+dir = "recordings"             # replay: the recording folder, relative to the project root
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from consort.agents.base import Adapter, check_env_allow
+from consort.agents.command import (
+    DEFAULT_INACTIVITY_TIMEOUT_S,
+    DEFAULT_WALL_CLOCK_TIMEOUT_S,
+    CommandAdapter,
+    Limits,
+)
+from consort.agents.replay import ReplayAdapter
+from consort.agents.task import Role
+from consort.config import CONFIG_FILE
+from consort.errors import UsageError
+from consort.project import Project
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+class AdapterKind(StrEnum):
+    COMMAND = "command"
+    REPLAY = "replay"
+    CLAUDE = "claude"
+    CODEX = "codex"
+
+
+NOT_AVAILABLE_YET = frozenset({AdapterKind.CLAUDE, AdapterKind.CODEX})
+
+
+class _Settings(BaseModel):
+    """Keys allowed both in [agents] (for every role) and in [agents.<role>]."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: list[str] | None = Field(default=None, min_length=1)
+    dir: str | None = Field(default=None, min_length=1)
+    inactivity_timeout: float | None = Field(default=None, gt=0)
+    wall_clock_timeout: float | None = Field(default=None, gt=0)
+    env_allow: list[str] | None = None
+
+
+class _SharedTable(_Settings):
+    default: str | None = None
+
+
+class _RoleTable(_Settings):
+    adapter: str | None = None
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """One role's resolved agent settings."""
+
+    role: Role
+    adapter: AdapterKind
+    command: tuple[str, ...] | None
+    replay_dir: Path | None  # absolute
+    inactivity_timeout_s: float
+    wall_clock_timeout_s: float
+    env_allow: tuple[str, ...]
+
+    @property
+    def table(self) -> str:
+        return f"[agents.{self.role}]"
+
+
+@dataclass(frozen=True)
+class AgentsConfig:
+    shared: _SharedTable
+    roles: Mapping[Role, _RoleTable]
+
+    def settings(self, role: Role, root: Path) -> AgentSettings:
+        own = self.roles.get(role, _RoleTable())
+        shared = self.shared
+        adapter_name = own.adapter or shared.default
+        if adapter_name is None:
+            raise UsageError(
+                f"no agent adapter configured for the {role} role in {CONFIG_FILE}",
+                fix=f'set [agents] default = "command" (or add adapter = "..." to [agents.{role}])',
+            )
+        where = f"[agents.{role}] adapter" if own.adapter else "[agents] default"
+        directory = own.dir if own.dir is not None else shared.dir
+        return AgentSettings(
+            role=role,
+            adapter=_adapter_kind(adapter_name, where),
+            command=tuple(c) if (c := own.command or shared.command) else None,
+            replay_dir=None if directory is None else (root / directory).resolve(),
+            inactivity_timeout_s=_first(
+                own.inactivity_timeout, shared.inactivity_timeout, DEFAULT_INACTIVITY_TIMEOUT_S
+            ),
+            wall_clock_timeout_s=_first(
+                own.wall_clock_timeout, shared.wall_clock_timeout, DEFAULT_WALL_CLOCK_TIMEOUT_S
+            ),
+            env_allow=check_env_allow([*(shared.env_allow or ()), *(own.env_allow or ())]),
+        )
+
+
+def parse_agents(raw: Mapping[str, object]) -> AgentsConfig:
+    """Validate the [agents] table; every problem becomes one message naming the key."""
+    shared_raw: dict[str, object] = {}
+    roles: dict[Role, _RoleTable] = {}
+    role_names = {str(role) for role in Role}
+    for key, value in raw.items():
+        if isinstance(value, Mapping):
+            if key not in role_names:
+                raise UsageError(
+                    f"{CONFIG_FILE}: [agents.{key}] names no role",
+                    fix=f"roles are {', '.join(sorted(role_names))}",
+                )
+            table = _validate(_RoleTable, value, f"[agents.{key}]")
+            if table.adapter is not None:
+                _adapter_kind(table.adapter, f"[agents.{key}] adapter")
+            roles[Role(key)] = table
+        else:
+            shared_raw[key] = value
+    shared = _validate(_SharedTable, shared_raw, "[agents]")
+    if shared.default is not None:
+        _adapter_kind(shared.default, "[agents] default")
+    for allow in (shared.env_allow, *(table.env_allow for table in roles.values())):
+        check_env_allow(allow or ())
+    return AgentsConfig(shared, roles)
+
+
+def agent_settings(project: Project, role: Role) -> AgentSettings:
+    return parse_agents(project.config.agents).settings(role, project.root)
+
+
+def adapter_for(project: Project, role: Role) -> Adapter:
+    """The adapter configured for `role`, ready to run; a clear UsageError when it cannot be."""
+    return make_adapter(agent_settings(project, role))
+
+
+def make_adapter(settings: AgentSettings) -> Adapter:
+    if settings.adapter in NOT_AVAILABLE_YET:
+        raise UsageError(
+            f'the "{settings.adapter}" agent adapter is not available yet '
+            f"(used by the {settings.role} role)",
+            fix=f'use adapter = "command" or "replay" in {settings.table} or [agents] default',
+        )
+    if settings.adapter is AdapterKind.COMMAND:
+        if settings.command is None:
+            raise UsageError(
+                f"the {settings.role} role uses the command adapter but no command is set",
+                fix=f'add command = ["program", "arg"] to {settings.table} or [agents]',
+            )
+        limits = Limits(
+            inactivity_s=settings.inactivity_timeout_s,
+            wall_clock_s=settings.wall_clock_timeout_s,
+        )
+        return CommandAdapter(settings.command, limits)
+    # AdapterKind.REPLAY
+    if settings.replay_dir is None:
+        raise UsageError(
+            f"the {settings.role} role uses the replay adapter but no recording folder is set",
+            fix=f'add dir = "path/to/recording" to {settings.table} or [agents]',
+        )
+    if not settings.replay_dir.is_dir():
+        raise UsageError(
+            f"replay folder {settings.replay_dir} (for the {settings.role} role) does not exist"
+        )
+    return ReplayAdapter(settings.replay_dir)
+
+
+def _adapter_kind(name: str, where: str) -> AdapterKind:
+    try:
+        return AdapterKind(name)
+    except ValueError:
+        choices = ", ".join(kind.value for kind in AdapterKind)
+        raise UsageError(
+            f"{CONFIG_FILE}: unknown agent adapter {name!r} in {where}",
+            fix=f"choose one of {choices}",
+        ) from None
+
+
+def _validate(model: type[_Model], raw: Mapping[str, object], table: str) -> _Model:
+    try:
+        return model.model_validate(dict(raw))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(table)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise UsageError(f"{CONFIG_FILE} {table} is invalid: {problems}") from exc
+
+
+def _first(*values: float | None) -> float:
+    return next(value for value in values if value is not None)

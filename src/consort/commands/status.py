@@ -1,0 +1,109 @@
+"""`consort status`: what a person needs to see at a glance, as a typed report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from consort.errors import ConsortError
+from consort.machine import next_action
+from consort.project import Project
+from consort.state import State
+
+
+@dataclass
+class FeatureLine:
+    id: str
+    title: str
+    lane: str
+    design_gate: str
+    next: str
+    artifacts: dict[str, str]
+
+
+@dataclass
+class StatusReport:
+    features: list[FeatureLine] = field(default_factory=list)
+    escalations: list[dict[str, str]] = field(default_factory=list)
+    branches: list[dict[str, object]] = field(default_factory=list)
+    branch_problem: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "features": [vars(f) for f in self.features],
+            "escalations": self.escalations,
+            "branches": self.branches,
+            "branch_problem": self.branch_problem,
+        }
+
+    def render(self) -> None:
+        from consort import ui
+
+        if not self.features:
+            ui.say("no features yet: `consort intake feature --file request.md`")
+        else:
+            ui.table(
+                "Features",
+                ["feature", "title", "lane", "design gate", "next", "artifacts"],
+                [
+                    [
+                        f.id,
+                        f.title,
+                        f.lane,
+                        f.design_gate,
+                        f.next,
+                        ", ".join(f"{k}: {v}" for k, v in f.artifacts.items()),
+                    ]
+                    for f in self.features
+                ],
+            )
+        for escalation in self.escalations:
+            ui.warn(f"escalation on {escalation['feature']} ({escalation['step']}): {escalation['reason']}")
+            ui.say(f"  resolve: {escalation['command']}")
+        if self.branches:
+            ui.table(
+                "Branches",
+                ["", "branch", "database", "parent"],
+                [
+                    ["*" if b["current"] else "", str(b["name"]), str(b["database"] or "-"), str(b["parent"] or "-")]
+                    for b in self.branches
+                ],
+            )
+        elif self.branch_problem:
+            ui.warn(f"branches: {self.branch_problem}")
+
+
+def collect(project: Project, state: State) -> StatusReport:
+    report = StatusReport()
+    for feature in state.features:
+        action = next_action(state, feature.id)
+        report.features.append(
+            FeatureLine(
+                id=feature.id,
+                title=feature.title,
+                lane=action.lane.value,
+                design_gate=feature.design_gate.status.value
+                + (" (drifted)" if feature.design_gate.drifted else ""),
+                next=action.kind.value,
+                artifacts={
+                    step.artifact.value: feature.artifacts[step.artifact].condition.value
+                    for step in feature.steps()
+                },
+            )
+        )
+        if feature.escalation is not None:
+            report.escalations.append(
+                {
+                    "feature": feature.id,
+                    "step": feature.escalation.step.value,
+                    "reason": feature.escalation.reason,
+                    "command": f'consort retry {feature.id.split("-", 1)[0]} --note "..."',
+                }
+            )
+    try:
+        from consort.branches import PairedBranches
+
+        report.branches = [row.as_json() for row in PairedBranches(project).rows()]
+    except ConsortError as exc:
+        report.branch_problem = exc.message
+    return report

@@ -1,0 +1,176 @@
+"""The loop: derive -> decide -> perform -> record, until done, a gate, an escalation or a bound.
+
+Only one `drive` runs per project (the writer lock). Every iteration re-derives the State from
+disk, so a `kill -9` at any moment leaves nothing the next run cannot pick up. Doing the same
+action twice with no change in state is a stall: an error, never a spin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from consort.derive import derive
+from consort.errors import ConsortError, ExitCode
+from consort.gates import covered_hashes, proxy_policy
+from consort.humans import refuse_agent
+from consort.intake import resolve_feature
+from consort.ledger import Actor, EventType, Ledger, hold_writer, ledger_path
+from consort.machine import LANE_ORDER, Action, ActionKind, Lane, next_action
+from consort.project import Project
+from consort.state import GateKind, GateStatus, State, step_for_artifact
+from consort.turns import record_hand_edit, restore_artifact, run_design_turn
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class DriveResult:
+    code: ExitCode
+    steps: int
+    last: Action | None
+    message: str
+
+
+class Stalled(ConsortError):
+    pass
+
+
+def drive(
+    project: Project,
+    *,
+    feature: str | None = None,
+    until: Lane | None = None,
+    max_steps: int | None = None,
+    progress: Progress = lambda _text: None,
+) -> DriveResult:
+    refuse_agent("driving the project")
+    with hold_writer(project.state_dir):
+        ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
+        state = derive(ledger.read(), project.config, project.state_dir)
+        key = resolve_feature(project, feature, [f.id for f in state.features]) if feature else None
+        ledger.append(
+            EventType.DRIVE_STARTED,
+            Actor.ORCHESTRATOR,
+            key or "project",
+            {"until": until.value if until else None, "max_steps": max_steps},
+        )
+        try:
+            result = _loop(project, ledger, key, until, max_steps, progress)
+        except KeyboardInterrupt:
+            ledger.append(EventType.DRIVE_STOPPED, Actor.ORCHESTRATOR, key or "project", {"reason": "interrupted"})
+            return DriveResult(ExitCode.ERROR, 0, None, "interrupted; `consort drive` resumes from here")
+        ledger.append(
+            EventType.DRIVE_STOPPED,
+            Actor.ORCHESTRATOR,
+            key or "project",
+            {
+                "reason": result.last.kind.value if result.last else "bound",
+                "steps": result.steps,
+                "exit_code": int(result.code),
+            },
+        )
+        return result
+
+
+def _loop(
+    project: Project,
+    ledger: Ledger,
+    feature: str | None,
+    until: Lane | None,
+    max_steps: int | None,
+    progress: Progress,
+) -> DriveResult:
+    steps = 0
+    previous: tuple[Action, State] | None = None
+    while True:
+        state = derive(ledger.read(), project.config, project.state_dir)
+        action = next_action(state, feature)
+        if until is not None and LANE_ORDER.index(action.lane) > LANE_ORDER.index(until):
+            return DriveResult(ExitCode.OK, steps, action, f"reached the end of the {until.value} lane")
+        if action.stops:
+            return DriveResult(action.exit_code, steps, action, action.reason)
+        if max_steps is not None and steps >= max_steps:
+            return DriveResult(ExitCode.OK, steps, action, f"stopped after {steps} steps (--max-steps)")
+        if previous is not None and previous == (action, state):
+            raise Stalled(
+                f"stalled: {action.describe()} changed nothing",
+                fix="see `consort log` for the last events; this is a bug in Consort",
+            )
+        previous = (action, state)
+        progress(_announce(action))
+        _perform(project, ledger, state, action, progress)
+        steps += 1
+
+
+def _announce(action: Action) -> str:
+    where = action.feature or ""
+    if action.kind is ActionKind.RUN_TURN and action.role and action.step:
+        return f"{where}: {action.role.value} -> {action.step.value} (attempt {action.attempt})"
+    return f"{where}: {action.reason}"
+
+
+def _perform(project: Project, ledger: Ledger, state: State, action: Action, progress: Progress) -> None:
+    feature = state.feature(action.feature or "")
+    if feature is None:
+        raise ConsortError(f"{action.describe()} names no known feature")
+    if action.kind is ActionKind.RUN_TURN:
+        report = run_design_turn(project, ledger, action, feature)
+        if report.accepted:
+            progress(f"  accepted ({report.turn})")
+        else:
+            progress(f"  attempt failed ({report.turn}): " + "; ".join(report.problems)[:300])
+    elif action.kind is ActionKind.RESTORE_ARTIFACT and action.artifact is not None:
+        turn = feature.artifacts[action.artifact].accepted_turn
+        if turn is None:
+            raise ConsortError(f"nothing to restore {action.artifact.value} from")
+        restore_artifact(project, feature.id, action.artifact, turn)
+    elif action.kind is ActionKind.RECORD_HAND_EDIT and action.artifact is not None:
+        record_hand_edit(ledger, project, feature, action.artifact)
+    elif action.kind is ActionKind.ESCALATE and action.step is not None:
+        ledger.append(
+            EventType.ESCALATION_RAISED,
+            Actor.ORCHESTRATOR,
+            feature.id,
+            {"step": action.step.value, "reason": action.reason, "feedback": action.feedback},
+        )
+    elif action.kind is ActionKind.PROXY_GATE:
+        _proxy_gate(project, ledger, state, action)
+    else:
+        raise ConsortError(f"no way to perform {action.describe()}")
+
+
+def _proxy_gate(project: Project, ledger: Ledger, state: State, action: Action) -> None:
+    feature = state.feature(action.feature or "")
+    assert feature is not None  # checked by _perform
+    decision = proxy_policy(project, feature)
+    if decision.approve:
+        ledger.append(
+            EventType.GATE_APPROVED,
+            Actor.PROXY,
+            feature.id,
+            {
+                "gate": GateKind.DESIGN.value,
+                "hashes": covered_hashes(feature),
+                "note": "human proxy policy: " + "; ".join(decision.reasons),
+            },
+        )
+        return
+    target = decision.artifact
+    gate = feature.design_gate
+    if target is None or (gate.status is GateStatus.REJECTED and gate.actor == Actor.PROXY.value):
+        # The proxy already sent the design back once: a person has to look now.
+        step = step_for_artifact(target).step if target else feature.steps()[0].step
+        ledger.append(
+            EventType.ESCALATION_RAISED,
+            Actor.PROXY,
+            feature.id,
+            {"step": step.value, "reason": "the proxy policy rejects the design: " + "; ".join(decision.reasons)},
+        )
+        return
+    ledger.append(
+        EventType.GATE_REJECTED,
+        Actor.PROXY,
+        feature.id,
+        {"gate": GateKind.DESIGN.value, "artifact": target.value, "note": "; ".join(decision.reasons)},
+    )

@@ -1,0 +1,226 @@
+"""Gates: the product owner's approvals and rejections, bound to the hashes of what was approved.
+
+An approval records the SHA-256 of the canonical form of every artifact it covers; from then on a
+change to any of them re-opens the gate (`drive` stops with exit 4, `verify` fails) until the
+product owner approves again. Approvals need a person at a terminal, or gates mode "proxy"
+configured explicitly, in which case a written policy decides and the ledger says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from consort.artifacts.registry import ArtifactKind, load_artifact
+from consort.config import GateMode
+from consort.derive import artifact_path, derive
+from consort.errors import ConsortError, UsageError
+from consort.humans import has_terminal, refuse_agent
+from consort.intake import resolve_feature
+from consort.ledger import Actor, Event, EventType, Ledger, hold_writer, ledger_path
+from consort.project import Project
+from consort.state import ArtifactCondition, FeatureState, GateKind, State
+
+Confirm = Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class ProxyDecision:
+    approve: bool
+    reasons: tuple[str, ...]
+    artifact: ArtifactKind | None  # which artifact to send back, when not approving
+
+
+def _load(project: Project, ledger: Ledger) -> State:
+    return derive(ledger.read(), project.config, project.state_dir)
+
+
+def _feature(project: Project, state: State, name: str) -> FeatureState:
+    key = resolve_feature(project, name, [f.id for f in state.features])
+    found = state.feature(key)
+    if found is None:  # resolve_feature only returns known keys
+        raise UsageError(f"no feature {name!r}")
+    return found
+
+
+def _require_gate(gate: GateKind) -> None:
+    if gate is not GateKind.DESIGN:
+        raise UsageError(f"the {gate.value} gate is not available yet")
+
+
+def design_incomplete(feature: FeatureState) -> list[str]:
+    """Why the design of `feature` cannot be approved yet (empty when it can)."""
+    problems = []
+    for step in feature.steps():
+        artifact = feature.artifacts[step.artifact]
+        if artifact.condition not in (ArtifactCondition.ACCEPTED, ArtifactCondition.HAND_EDITED):
+            problems.append(f"{artifact.path}: {artifact.condition.value}")
+    return problems
+
+
+def covered_hashes(feature: FeatureState) -> dict[str, str]:
+    hashes = {}
+    for step in feature.steps():
+        current = feature.artifacts[step.artifact].current_hash
+        if current is None:
+            raise ConsortError(f"{feature.artifacts[step.artifact].path} cannot be hashed")
+        hashes[step.artifact.value] = current
+    return hashes
+
+
+def _record_hand_edits(ledger: Ledger, feature: FeatureState, actor: Actor) -> None:
+    for step in feature.steps():
+        artifact = feature.artifacts[step.artifact]
+        if artifact.condition is ArtifactCondition.HAND_EDITED or (
+            artifact.current_hash is not None and artifact.current_hash != artifact.accepted_hash
+        ):
+            ledger.append(
+                EventType.ARTIFACT_ACCEPTED,
+                actor,
+                feature.id,
+                {
+                    "kind": step.artifact.value,
+                    "hash": artifact.current_hash,
+                    "turn": None,
+                    "source": "hand-edit",
+                    "path": artifact.path,
+                },
+            )
+
+
+def approve(
+    project: Project, gate: GateKind, subject: str, note: str | None, confirm: Confirm
+) -> Event:
+    refuse_agent("approving a gate")
+    _require_gate(gate)
+    with hold_writer(project.state_dir):
+        ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
+        state = _load(project, ledger)
+        feature = _feature(project, state, subject)
+        problems = design_incomplete(feature)
+        if problems:
+            raise UsageError(
+                f"the design of {feature.id} is not complete: " + "; ".join(problems),
+                fix=f"run `consort drive --feature {feature.id}` first",
+            )
+        hashes = covered_hashes(feature)
+        if has_terminal():
+            summary = "\n".join(f"  {kind:<12} sha256 {digest}" for kind, digest in hashes.items())
+            if not confirm(f"Approve the design of {feature.id}?\n{summary}\n"):
+                raise UsageError("not approved")
+            actor = Actor.HUMAN
+        elif project.config.gates.mode is GateMode.PROXY:
+            decision = proxy_policy(project, feature)
+            if not decision.approve:
+                raise UsageError("the proxy policy does not approve: " + "; ".join(decision.reasons))
+            actor = Actor.PROXY
+        else:
+            raise UsageError(
+                "approving needs a person at a terminal",
+                fix='run it in an interactive terminal, or set [gates] mode = "proxy"',
+            )
+        _record_hand_edits(ledger, feature, actor)
+        return ledger.append(
+            EventType.GATE_APPROVED,
+            actor,
+            feature.id,
+            {"gate": gate.value, "hashes": hashes, "note": note},
+        )
+
+
+def reject(
+    project: Project,
+    gate: GateKind,
+    subject: str,
+    note: str,
+    artifact: ArtifactKind | None,
+) -> Event:
+    refuse_agent("rejecting a gate")
+    _require_gate(gate)
+    if not note.strip():
+        raise UsageError("a rejection needs a note saying what to change", fix='--note "..."')
+    with hold_writer(project.state_dir):
+        ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
+        state = _load(project, ledger)
+        feature = _feature(project, state, subject)
+        target = artifact or _artifact_named_in(note, feature) or ArtifactKind.FEATURE_SPEC
+        if target not in {s.artifact for s in feature.steps()}:
+            raise UsageError(f"{target.value} is not part of the design of {feature.id}")
+        return ledger.append(
+            EventType.GATE_REJECTED,
+            Actor.HUMAN,
+            feature.id,
+            {"gate": gate.value, "artifact": target.value, "note": note},
+        )
+
+
+def _artifact_named_in(note: str, feature: FeatureState) -> ArtifactKind | None:
+    """The artifact a note names first ("architecture: ...", "the db-design misses ...")."""
+    lowered = note.lower()
+    positions = []
+    for step in feature.steps():
+        names = {step.artifact.value, step.artifact.value.replace("-", " "), step.role.value}
+        for name in names:
+            index = lowered.find(name)
+            if index >= 0:
+                positions.append((index, step.artifact))
+    return min(positions)[1] if positions else None
+
+
+def retry(project: Project, subject: str, note: str | None) -> Event:
+    """Resolve a feature's open escalation: its step gets fresh attempts (and the note)."""
+    refuse_agent("resolving an escalation")
+    with hold_writer(project.state_dir):
+        ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
+        state = _load(project, ledger)
+        feature = _feature(project, state, subject)
+        if feature.escalation is None:
+            raise UsageError(f"{feature.id} has no open escalation")
+        return ledger.append(
+            EventType.ESCALATION_RESOLVED,
+            Actor.HUMAN,
+            feature.id,
+            {"step": feature.escalation.step.value, "note": note},
+        )
+
+
+def proxy_policy(project: Project, feature: FeatureState) -> ProxyDecision:
+    """The human proxy's written policy for the design gate: approve a design only when every
+    artifact validates and the artifacts agree with each other (every acceptance criterion has
+    a test item; designs name only stories the spec has). Anything else goes back to a person."""
+    from consort.artifacts.crosscheck import (
+        check_db_design_against_spec,
+        check_test_list_against_spec,
+        check_ux_against_spec,
+    )
+
+    problems = design_incomplete(feature)
+    if problems:
+        return ProxyDecision(False, tuple(problems), None)
+
+    def path(kind: ArtifactKind) -> Path:
+        return artifact_path(project.state_dir, feature.id, kind)
+
+    spec = load_artifact(ArtifactKind.FEATURE_SPEC, path(ArtifactKind.FEATURE_SPEC))
+    checks: list[tuple[ArtifactKind, list[str]]] = [
+        (
+            ArtifactKind.TEST_LIST,
+            check_test_list_against_spec(
+                load_artifact(ArtifactKind.TEST_LIST, path(ArtifactKind.TEST_LIST)), spec
+            ),
+        ),
+        (
+            ArtifactKind.DB_DESIGN,
+            check_db_design_against_spec(
+                load_artifact(ArtifactKind.DB_DESIGN, path(ArtifactKind.DB_DESIGN)), spec
+            ),
+        ),
+    ]
+    if feature.user_facing:
+        ux = load_artifact(ArtifactKind.UX, path(ArtifactKind.UX))
+        checks.append((ArtifactKind.UX, check_ux_against_spec(ux, spec)))
+    for kind, found in checks:
+        if found:
+            return ProxyDecision(False, tuple(found), kind)
+    return ProxyDecision(True, ("every artifact validates and they agree",), None)

@@ -1,0 +1,232 @@
+"""`next_action(state)`: the transition table. Pure: the same State always gives the same Action.
+
+Agents never choose, skip or reorder a step; this function does, from what is on disk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from consort.agents.task import Role, Step
+from consort.artifacts.registry import ArtifactKind
+from consort.config import GateMode
+from consort.errors import ExitCode
+from consort.state import (
+    ArtifactCondition,
+    FeatureState,
+    GateKind,
+    GateStatus,
+    State,
+)
+
+
+class Lane(StrEnum):
+    PLAN = "plan"
+    DESIGN = "design"
+    BUILD = "build"
+    DEPLOY = "deploy"
+    PROMOTE = "promote"
+    DONE = "done"
+
+
+LANE_ORDER = (Lane.PLAN, Lane.DESIGN, Lane.BUILD, Lane.DEPLOY, Lane.PROMOTE, Lane.DONE)
+
+
+class ActionKind(StrEnum):
+    # things the orchestrator does
+    RUN_TURN = "run-turn"
+    RESTORE_ARTIFACT = "restore-artifact"
+    RECORD_HAND_EDIT = "record-hand-edit"
+    ESCALATE = "escalate"
+    PROXY_GATE = "proxy-gate"
+    # places where it stops
+    INTAKE_NEEDED = "intake-needed"
+    FIX_ARTIFACT = "fix-artifact"
+    AWAIT_ESCALATION = "await-escalation"
+    AWAIT_GATE = "await-gate"
+    INTEGRITY_STOP = "integrity-stop"
+    NOT_AVAILABLE = "not-available"
+    DONE = "done"
+
+
+STOPS: dict[ActionKind, ExitCode] = {
+    ActionKind.INTAKE_NEEDED: ExitCode.OK,
+    ActionKind.FIX_ARTIFACT: ExitCode.ERROR,
+    ActionKind.AWAIT_ESCALATION: ExitCode.ESCALATION,
+    ActionKind.AWAIT_GATE: ExitCode.OK,
+    ActionKind.INTEGRITY_STOP: ExitCode.INTEGRITY,
+    ActionKind.NOT_AVAILABLE: ExitCode.OK,
+    ActionKind.DONE: ExitCode.OK,
+}
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: ActionKind
+    lane: Lane
+    reason: str
+    feature: str | None = None
+    role: Role | None = None
+    step: Step | None = None
+    artifact: ArtifactKind | None = None
+    attempt: int = 0
+    feedback: str | None = None
+    gate: GateKind | None = None
+    command: str | None = None  # what the human runs next, for stops
+
+    @property
+    def stops(self) -> bool:
+        return self.kind in STOPS
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return STOPS.get(self.kind, ExitCode.OK)
+
+    def describe(self) -> str:
+        parts = [self.kind.value]
+        if self.feature:
+            parts.append(self.feature)
+        if self.role:
+            parts.append(f"{self.role.value}/{self.step.value if self.step else '-'}")
+        if self.attempt:
+            parts.append(f"attempt {self.attempt}")
+        return " ".join(parts)
+
+
+def next_action(state: State, feature: str | None = None) -> Action:
+    """The one next step for the project, or for one feature when `feature` is given."""
+    features = [f for f in state.features if feature is None or f.id == feature]
+    if feature is not None and not features:
+        return Action(
+            ActionKind.INTAKE_NEEDED,
+            Lane.PLAN,
+            f"no feature {feature!r}",
+            command="consort status",
+        )
+    if not features:
+        return Action(
+            ActionKind.INTAKE_NEEDED,
+            Lane.PLAN,
+            "no feature requests yet",
+            command="consort intake feature --file request.md",
+        )
+    # Integrity first, across every feature in scope: a drifted gate stops everything.
+    for each in features:
+        if each.design_gate.status is GateStatus.APPROVED and each.design_gate.drifted:
+            return Action(
+                ActionKind.INTEGRITY_STOP,
+                Lane.DESIGN,
+                f"approved design of {each.id} changed since approval: "
+                + ", ".join(each.design_gate.drifted),
+                feature=each.id,
+                gate=GateKind.DESIGN,
+                command=f"consort approve design {each.id}  (or restore the files)",
+            )
+    for each in features:
+        action = _feature_action(state, each)
+        if action.kind is not ActionKind.DONE:
+            return action
+    return Action(ActionKind.DONE, Lane.DONE, "every feature is done")
+
+
+def _feature_action(state: State, feature: FeatureState) -> Action:
+    if feature.escalation is not None:
+        return Action(
+            ActionKind.AWAIT_ESCALATION,
+            Lane.DESIGN,
+            f"{feature.escalation.step.value}: {feature.escalation.reason}",
+            feature=feature.id,
+            step=feature.escalation.step,
+            command=f'consort retry {feature.id} --note "..."',
+        )
+    gate = feature.design_gate
+    if gate.status is not GateStatus.APPROVED:
+        design = _design_action(state, feature)
+        if design is not None:
+            return design
+        if state.gate_mode is GateMode.PROXY:
+            return Action(
+                ActionKind.PROXY_GATE,
+                Lane.DESIGN,
+                "design complete; the human proxy decides (gates mode proxy)",
+                feature=feature.id,
+                gate=GateKind.DESIGN,
+            )
+        return Action(
+            ActionKind.AWAIT_GATE,
+            Lane.DESIGN,
+            "design complete; waiting for the product owner's approval",
+            feature=feature.id,
+            gate=GateKind.DESIGN,
+            command=f"consort approve design {feature.id}",
+        )
+    return Action(
+        ActionKind.NOT_AVAILABLE,
+        Lane.BUILD,
+        "design approved; the build lane is not available yet",
+        feature=feature.id,
+    )
+
+
+def _design_action(state: State, feature: FeatureState) -> Action | None:
+    """The first design step that is not done, or None when the design is complete."""
+    for step in feature.steps():
+        artifact = feature.artifacts[step.artifact]
+        condition = artifact.condition
+        if condition is ArtifactCondition.ACCEPTED:
+            continue
+        if condition is ArtifactCondition.PENDING_COPY:
+            return Action(
+                ActionKind.RESTORE_ARTIFACT,
+                Lane.DESIGN,
+                f"{artifact.path} was accepted but not written (interrupted): restore it",
+                feature=feature.id,
+                artifact=step.artifact,
+            )
+        if condition is ArtifactCondition.HAND_EDITED:
+            return Action(
+                ActionKind.RECORD_HAND_EDIT,
+                Lane.DESIGN,
+                f"{artifact.path} was edited by hand: record the edit",
+                feature=feature.id,
+                artifact=step.artifact,
+            )
+        if condition is ArtifactCondition.INVALID:
+            return Action(
+                ActionKind.FIX_ARTIFACT,
+                Lane.DESIGN,
+                f"{artifact.path} is invalid: {artifact.problem}",
+                feature=feature.id,
+                artifact=step.artifact,
+                command=f"fix {artifact.path}, or delete it to have the {step.role.value} redo it",
+            )
+        failures = feature.failures.get(step.step, 0)
+        if failures > state.max_retries:
+            return Action(
+                ActionKind.ESCALATE,
+                Lane.DESIGN,
+                f"{step.role.value} failed {failures} attempts at {step.step.value}",
+                feature=feature.id,
+                role=step.role,
+                step=step.step,
+                feedback=feature.feedback.get(step.step),
+            )
+        feedback = feature.feedback.get(step.step) or artifact.feedback
+        reason = (
+            f"{step.artifact.value} must be redone: {artifact.feedback}"
+            if condition is ArtifactCondition.NEEDS_REDO
+            else f"no {step.artifact.value} yet"
+        )
+        return Action(
+            ActionKind.RUN_TURN,
+            Lane.DESIGN,
+            reason if failures == 0 else f"{reason} (retry after {failures} failed attempts)",
+            feature=feature.id,
+            role=step.role,
+            step=step.step,
+            artifact=step.artifact,
+            attempt=failures + 1,
+            feedback=feedback,
+        )
+    return None

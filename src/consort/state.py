@@ -1,0 +1,117 @@
+"""The State: everything the orchestrator knows, as typed records.
+
+`derive` (in `consort.derive`) builds it purely from the ledger's events and the artifact files;
+`consort.machine.next_action` reads it. Neither writes anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from consort.agents.task import Role, Step
+from consort.artifacts.registry import ArtifactKind
+from consort.config import GateMode
+
+
+class GateKind(StrEnum):
+    DESIGN = "design"
+    STORY = "story"
+    DEPLOY = "deploy"
+    PROMOTE = "promote"
+
+
+class ArtifactCondition(StrEnum):
+    MISSING = "missing"  # never produced (or redone and not yet produced again)
+    ACCEPTED = "accepted"  # on disk, identical to what the ledger accepted
+    PENDING_COPY = "pending-copy"  # accepted in the ledger, file not yet written (after a crash)
+    HAND_EDITED = "hand-edited"  # on disk, valid, changed by a person since it was accepted
+    INVALID = "invalid"  # on disk but does not validate: a person must fix it
+    NEEDS_REDO = "needs-redo"  # a rejection (or a redone upstream artifact) sent it back
+
+
+class GateStatus(StrEnum):
+    OPEN = "open"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class DesignStep:
+    step: Step
+    role: Role
+    artifact: ArtifactKind
+    only_user_facing: bool = False
+
+
+# The design lane, in order. Each role reads the artifacts before its own and writes its own.
+DESIGN_STEPS: tuple[DesignStep, ...] = (
+    DesignStep(Step.SPEC, Role.SPEC_AUTHOR, ArtifactKind.FEATURE_SPEC),
+    DesignStep(Step.ARCHITECTURE, Role.ARCHITECT, ArtifactKind.ARCHITECTURE),
+    DesignStep(Step.DB_DESIGN, Role.DBA, ArtifactKind.DB_DESIGN),
+    DesignStep(Step.TEST_LIST, Role.TEST_STRATEGIST, ArtifactKind.TEST_LIST),
+    DesignStep(Step.UX, Role.UX_DESIGNER, ArtifactKind.UX, only_user_facing=True),
+)
+
+
+def design_steps(user_facing: bool) -> tuple[DesignStep, ...]:
+    return tuple(s for s in DESIGN_STEPS if user_facing or not s.only_user_facing)
+
+
+def step_for_artifact(kind: ArtifactKind) -> DesignStep:
+    return next(s for s in DESIGN_STEPS if s.artifact is kind)
+
+
+@dataclass(frozen=True)
+class ArtifactState:
+    kind: ArtifactKind
+    condition: ArtifactCondition
+    path: str
+    current_hash: str | None = None
+    accepted_hash: str | None = None
+    accepted_turn: str | None = None  # the turn folder holding the accepted output
+    problem: str | None = None  # why it is invalid
+    feedback: str | None = None  # why it must be redone
+
+
+@dataclass(frozen=True)
+class GateState:
+    kind: GateKind
+    status: GateStatus = GateStatus.OPEN
+    approved_hashes: Mapping[str, str] = field(default_factory=dict)  # artifact kind -> sha256
+    drifted: tuple[str, ...] = ()  # files whose content changed since the approval
+    actor: str | None = None
+    seq: int | None = None
+
+
+@dataclass(frozen=True)
+class Escalation:
+    step: Step
+    reason: str
+    seq: int
+
+
+@dataclass(frozen=True)
+class FeatureState:
+    id: str
+    title: str
+    user_facing: bool
+    artifacts: Mapping[ArtifactKind, ArtifactState]
+    failures: Mapping[Step, int]  # failed attempts since the step last succeeded or was reset
+    feedback: Mapping[Step, str]  # what the last failed attempt of a step should hear
+    escalation: Escalation | None
+    design_gate: GateState
+
+    def steps(self) -> tuple[DesignStep, ...]:
+        return design_steps(self.user_facing)
+
+
+@dataclass(frozen=True)
+class State:
+    features: tuple[FeatureState, ...]
+    gate_mode: GateMode
+    max_retries: int  # failed attempts allowed after the first, per step, before escalating
+
+    def feature(self, ident: str) -> FeatureState | None:
+        return next((f for f in self.features if f.id == ident), None)

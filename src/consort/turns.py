@@ -1,0 +1,255 @@
+"""Performing the orchestrator's actions for the design lane: one agent turn, checked.
+
+A turn's output counts only after Consort has checked it: the agent exited on its own, wrote
+nothing outside its scope (anything else is reverted and recorded as a violation), and its output
+validates against the artifact's schema and agrees with the artifacts before it. Only then is the
+artifact accepted: first in the ledger, then copied into `.consort/features/<F>/` — so a crash in
+between leaves a state `derive` recognises and the next `drive` completes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from consort.agents.base import TurnOutcome, build_agent_env
+from consort.agents.config import adapter_for, agent_settings
+from consort.agents.task import Task, TurnDir, TurnResult
+from consort.artifacts.canonical import artifact_hash
+from consort.artifacts.registry import (
+    ArtifactKind,
+    default_filename,
+    json_schema,
+    load_artifact,
+    validation_errors,
+)
+from consort.derive import artifact_path, turn_output
+from consort.errors import ConsortError
+from consort.fsutil import atomic_write_text
+from consort.intake import intake_dir
+from consort.ledger import Actor, EventType, Ledger
+from consort.machine import Action
+from consort.project import Project
+from consort.roles import prompt_for
+from consort.scope import Violation, revert_outside_scope, snapshot
+from consort.state import ArtifactCondition, FeatureState
+
+STDERR_TAIL = 2000
+
+
+@dataclass(frozen=True)
+class TurnReport:
+    turn: str
+    accepted: bool
+    problems: tuple[str, ...]
+    violations: tuple[Violation, ...]
+
+
+def run_design_turn(project: Project, ledger: Ledger, action: Action, feature: FeatureState) -> TurnReport:
+    if action.artifact is None or action.role is None or action.step is None:
+        raise ConsortError(f"not a design turn: {action.describe()}")
+    kind = action.artifact
+    turn = TurnDir.allocate(project.state_dir, action.role, action.step)
+    out_path = turn.path / "outputs" / default_filename(kind)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    schema_path = turn.path / f"{kind.value}.schema.json"
+    atomic_write_text(schema_path, json.dumps(json_schema(kind), indent=2) + "\n")
+    task = Task(
+        turn=turn.number,
+        role=action.role,
+        step=action.step,
+        attempt=action.attempt,
+        feature=feature.id,
+        story=None,
+        item=None,
+        instructions=_instructions(project, action, kind),
+        inputs=_inputs(project, feature, kind, schema_path),
+        outputs={kind.value: out_path},
+        writable=(),
+        protected=tuple(project.config.build.protected),
+        feedback=action.feedback,
+    )
+    turn.write_task(task)
+    ledger.append(
+        EventType.TURN_STARTED,
+        Actor.ORCHESTRATOR,
+        feature.id,
+        {"turn": turn.name, "role": action.role.value, "step": action.step.value, "attempt": action.attempt},
+    )
+    # Taken after Consort's own last write: anything changed from here on is the agent's doing.
+    base = snapshot(project.root)
+    settings = agent_settings(project, action.role)
+    adapter = adapter_for(project, action.role)
+    env = build_agent_env(turn.task_path, action.role, action.step, None, allow=settings.env_allow)
+    outcome = adapter.run(task, turn, project.root, env)
+    violations = revert_outside_scope(
+        project.root,
+        base,
+        writable=(),
+        protected=tuple(project.config.build.protected),
+        outputs=(),
+        exempt=(str(turn.path.relative_to(project.root)),),
+    )
+    problems = _outcome_problems(outcome) + [
+        f"wrote {v.path} outside its scope ({v.rule}); the change was reverted" for v in violations
+    ]
+    problems += _output_problems(project, feature, kind, out_path)
+    turn.write_result(
+        TurnResult(
+            exit_code=outcome.exit_code,
+            duration_s=outcome.duration_s,
+            killed_for_inactivity=outcome.killed is not None and outcome.killed.value == "inactivity",
+            killed_for_wall_clock=outcome.killed is not None and outcome.killed.value == "wall-clock",
+            error=outcome.error,
+            violations=tuple(violations),
+        )
+    )
+    for violation in violations:
+        ledger.append(
+            EventType.VIOLATION_RECORDED,
+            Actor.ORCHESTRATOR,
+            feature.id,
+            {
+                "turn": turn.name,
+                "role": action.role.value,
+                "path": violation.path,
+                "change": str(violation.kind),
+                "rule": violation.rule,
+            },
+        )
+    summary = {
+        "turn": turn.name,
+        "role": action.role.value,
+        "step": action.step.value,
+        "attempt": action.attempt,
+        "exit_code": outcome.exit_code,
+        "duration_s": round(outcome.duration_s, 3),
+    }
+    if problems:
+        ledger.append(
+            EventType.TURN_FAILED,
+            Actor.ORCHESTRATOR,
+            feature.id,
+            {**summary, "errors": problems, "feedback": "\n".join(problems)},
+        )
+        return TurnReport(turn.name, False, tuple(problems), tuple(violations))
+    digest = artifact_hash(out_path)
+    ledger.append(EventType.TURN_FINISHED, Actor.ORCHESTRATOR, feature.id, summary)
+    target = artifact_path(project.state_dir, feature.id, kind)
+    ledger.append(
+        EventType.ARTIFACT_ACCEPTED,
+        Actor.ORCHESTRATOR,
+        feature.id,
+        {
+            "kind": kind.value,
+            "hash": digest,
+            "turn": turn.name,
+            "source": "turn",
+            "path": str(target.relative_to(project.root)),
+        },
+    )
+    restore_artifact(project, feature.id, kind, turn.name)
+    return TurnReport(turn.name, True, (), tuple(violations))
+
+
+def restore_artifact(project: Project, feature: str, kind: ArtifactKind, turn: str) -> None:
+    """Copy an accepted turn output into the feature's folder (atomically)."""
+    source = turn_output(project.state_dir, turn, kind)
+    target = artifact_path(project.state_dir, feature, kind)
+    atomic_write_text(target, source.read_text(encoding="utf-8"))
+
+
+def record_hand_edit(ledger: Ledger, project: Project, feature: FeatureState, kind: ArtifactKind) -> None:
+    artifact = feature.artifacts[kind]
+    ledger.append(
+        EventType.ARTIFACT_ACCEPTED,
+        Actor.HUMAN,
+        feature.id,
+        {
+            "kind": kind.value,
+            "hash": artifact.current_hash,
+            "turn": None,
+            "source": "hand-edit",
+            "path": artifact.path,
+        },
+    )
+
+
+def _instructions(project: Project, action: Action, kind: ArtifactKind) -> str:
+    assert action.role is not None  # checked by the caller
+    return (
+        prompt_for(action.role, project).rstrip()
+        + "\n\n## This turn\n\n"
+        + f"Write the {kind.value} artifact as JSON to the path in `outputs[\"{kind.value}\"]`. "
+        + f"It must validate against the JSON Schema in `inputs[\"schema\"]`. "
+        + "Read the other inputs; change no file in the working tree.\n"
+    )
+
+
+def _inputs(project: Project, feature: FeatureState, kind: ArtifactKind, schema: Path) -> dict[str, Path]:
+    inputs: dict[str, Path] = {"schema": schema}
+    request = artifact_path(project.state_dir, feature.id, ArtifactKind.FEATURE_REQUEST)
+    inputs["feature-request"] = request
+    for name in ("product", "nfrs"):
+        path = intake_dir(project) / f"{name}.md"
+        if path.is_file():
+            inputs[name] = path
+    for step in feature.steps():
+        artifact = feature.artifacts[step.artifact]
+        path = artifact_path(project.state_dir, feature.id, step.artifact)
+        if step.artifact is kind:
+            if path.is_file():
+                inputs["previous"] = path  # the version being revised
+            break
+        if artifact.condition is ArtifactCondition.ACCEPTED:
+            inputs[step.artifact.value] = path
+    return inputs
+
+
+def _outcome_problems(outcome: TurnOutcome) -> list[str]:
+    if outcome.ok:
+        return []
+    if outcome.error:
+        return [f"the agent could not run: {outcome.error}"]
+    if outcome.killed is not None:
+        return [f"the agent was stopped ({outcome.killed.value} timeout) after {outcome.duration_s:.0f} s"]
+    tail = ""
+    try:
+        tail = outcome.stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL:].strip()
+    except FileNotFoundError:
+        pass
+    return [f"the agent exited {outcome.exit_code}" + (f": {tail}" if tail else "")]
+
+
+def _output_problems(project: Project, feature: FeatureState, kind: ArtifactKind, out: Path) -> list[str]:
+    if not out.is_file():
+        return [f"no {kind.value} written to {out}"]
+    problems = [f"{kind.value}: {p}" for p in validation_errors(kind, out)]
+    if problems:
+        return problems
+    return _cross_check(project, feature, kind, out)
+
+
+def _cross_check(project: Project, feature: FeatureState, kind: ArtifactKind, out: Path) -> list[str]:
+    """The new artifact must agree with the spec it elaborates."""
+    from consort.artifacts.crosscheck import (
+        check_db_design_against_spec,
+        check_test_list_against_spec,
+        check_ux_against_spec,
+    )
+
+    spec_path = artifact_path(project.state_dir, feature.id, ArtifactKind.FEATURE_SPEC)
+    if kind is ArtifactKind.FEATURE_SPEC or not spec_path.is_file():
+        return []
+    spec = load_artifact(ArtifactKind.FEATURE_SPEC, spec_path)
+    if kind is ArtifactKind.TEST_LIST:
+        found = check_test_list_against_spec(load_artifact(kind, out), spec)
+    elif kind is ArtifactKind.DB_DESIGN:
+        found = check_db_design_against_spec(load_artifact(kind, out), spec)
+    elif kind is ArtifactKind.UX:
+        found = check_ux_against_spec(load_artifact(kind, out), spec)
+    else:
+        found = []
+    return [f"{kind.value}: {p}" for p in found]
+
