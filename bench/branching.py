@@ -74,6 +74,13 @@ def secs(value: float) -> str:
     return f"{value:.3f} s"
 
 
+def spread(values: list[float]) -> str:
+    """Median with the range, so that the noise of a measurement shows beside it."""
+    if len(values) < 2:
+        return secs(values[0])
+    return f"{median(values):.3f} s [{min(values):.3f}-{max(values):.3f}]"
+
+
 def mib(value: float) -> str:
     return f"{value / MIB:.0f} MiB"
 
@@ -307,18 +314,23 @@ class Bench:
             per_row = max(1.0, (self._size(conn) - base) / SAMPLE_ROWS)
             total = max(SAMPLE_ROWS, int((target - base) / per_row))
             done = SAMPLE_ROWS
-            while done < total:
-                batch = min(INSERT_BATCH_ROWS, total - done)
-                self._insert(conn, done + 1, batch)
-                done += batch
-                if total > INSERT_BATCH_ROWS:
-                    progress(f"  {size_label(size_mb)} parent: {done:,} of {total:,} rows")
+            for _ in range(3):  # the estimate from the sample runs short; top up twice at most
+                while done < total:
+                    batch = min(INSERT_BATCH_ROWS, total - done)
+                    self._insert(conn, done + 1, batch)
+                    done += batch
+                    if total > INSERT_BATCH_ROWS:
+                        progress(f"  {size_label(size_mb)} parent: {done:,} of {total:,} rows")
+                short = target - self._size(conn)
+                if short < target * 0.02:
+                    break
+                total = done + int(short / per_row)
             conn.execute("RESET ROLE")
             conn.execute("VACUUM ANALYZE t")
             size = self._size(conn)
         self.checkpoint()
         progress(
-            f"built the {size_label(size_mb)} parent {names.database}: {total:,} rows, "
+            f"built the {size_label(size_mb)} parent {names.database}: {done:,} rows, "
             f"{mib(size)} in {time.perf_counter() - started:.1f} s"
         )
         return Parent(size_mb, names, size)
@@ -354,12 +366,19 @@ class Bench:
         return time.perf_counter() - started
 
     def create_and_drop(self, parent: Parent) -> CreateTimes:
+        """Children are kept until all are made, as branches are: on this kind of disk a copy
+        into space freed just before runs several times faster than one into new space."""
+        made: list[str] = []
         creates: list[float] = []
         drops: list[float] = []
-        for _ in range(self.repeats):
-            names, took = self.timed_create(parent.names.database, f"c{parent.size_mb}")
-            creates.append(took)
-            drops.append(self.timed_drop(names.database))
+        try:
+            for _ in range(self.repeats):
+                names, took = self.timed_create(parent.names.database, f"c{parent.size_mb}")
+                made.append(names.database)
+                creates.append(took)
+        finally:
+            for database in made:
+                drops.append(self.timed_drop(database))
         return CreateTimes(creates, drops)
 
     def snapshot_creates(self, parent: Parent) -> SnapshotTimes:
@@ -402,47 +421,54 @@ class Bench:
     # -- the baseline: pg_dump | pg_restore --
 
     def dump_restore(self, parent: Parent, repeats: int) -> list[float]:
-        binaries = self.backend.cluster.binaries
         env = dict(os.environ, PGPASSWORD=self.backend.password(SUPERUSER))
         common = ["-h", "127.0.0.1", "-p", str(self.backend.endpoint.port), "-U", SUPERUSER]
         times = []
-        for i in range(repeats):
-            target = f"bench_restore_{parent.size_mb}_{i}"
-            self.checkpoint()
-            started = time.perf_counter()
+        targets = [f"bench_restore_{parent.size_mb}_{i}" for i in range(repeats)]
+        try:
+            for target in targets:
+                times.append(self._dump_restore_one(parent, target, common, env))
+        finally:
             with self.backend.admin() as conn:
-                conn.execute(f'CREATE DATABASE "{target}" TEMPLATE template0')
-            try:
-                dump = subprocess.Popen(
-                    [str(binaries.tool("pg_dump")), *common, "-Fc", "-d", parent.names.database],
-                    stdout=subprocess.PIPE,
-                    env=env,
-                )
-                restore = subprocess.run(
-                    [str(binaries.tool("pg_restore")), *common, "-d", target],
-                    stdin=dump.stdout,
-                    env=env,
-                    capture_output=True,
-                    text=False,
-                    check=False,
-                )
-                if dump.stdout is not None:
-                    dump.stdout.close()
-                dump_rc = dump.wait()
-                times.append(time.perf_counter() - started)
-                if dump_rc != 0 or restore.returncode != 0:
-                    message = restore.stderr.decode(errors="replace").strip().splitlines()
-                    raise RuntimeError(
-                        f"pg_dump exited {dump_rc}, pg_restore exited {restore.returncode}: "
-                        f"{message[-1] if message else ''}"
-                    )
-                restored = self.database_size(target)
-                if restored < parent.size_bytes // 2:
-                    raise RuntimeError(f"restore of {parent.label} holds only {mib(restored)}")
-            finally:
-                with self.backend.admin() as conn:
+                for target in targets:  # kept until the end, like the children they are set beside
                     conn.execute(f'DROP DATABASE IF EXISTS "{target}" WITH (FORCE)')
         return times
+
+    def _dump_restore_one(
+        self, parent: Parent, target: str, common: list[str], env: dict[str, str]
+    ) -> float:
+        """Seconds for CREATE DATABASE target, then pg_dump -Fc parent | pg_restore into it."""
+        binaries = self.backend.cluster.binaries
+        self.checkpoint()
+        started = time.perf_counter()
+        with self.backend.admin() as conn:
+            conn.execute(f'CREATE DATABASE "{target}" TEMPLATE template0')
+        dump = subprocess.Popen(
+            [str(binaries.tool("pg_dump")), *common, "-Fc", "-d", parent.names.database],
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        restore = subprocess.run(
+            [str(binaries.tool("pg_restore")), *common, "-d", target],
+            stdin=dump.stdout,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        if dump.stdout is not None:
+            dump.stdout.close()
+        dump_rc = dump.wait()
+        took = time.perf_counter() - started
+        if dump_rc != 0 or restore.returncode != 0:
+            message = restore.stderr.decode(errors="replace").strip().splitlines()
+            raise RuntimeError(
+                f"pg_dump exited {dump_rc}, pg_restore exited {restore.returncode}: "
+                f"{message[-1] if message else ''}"
+            )
+        restored = self.database_size(target)
+        if restored < parent.size_bytes // 2:
+            raise RuntimeError(f"restore of {parent.label} holds only {mib(restored)}")
+        return took
 
     # -- server memory --
 
@@ -647,12 +673,12 @@ def measure_sizes(
         section.add(
             Row(
                 f"create {label}, DISCONNECT, median of {len(times.create)}",
-                secs(created),
+                spread(times.create),
                 goal=f"<= {goal} s" if goal else "",
                 holds=created <= goal if goal else None,
             )
         )
-        section.add(Row(f"drop {label}, median of {len(times.drop)}", secs(median(times.drop))))
+        section.add(Row(f"drop {label}, median of {len(times.drop)}", spread(times.drop)))
 
         progress(f"timing SNAPSHOT creates of the {parent.label} parent")
         snap = bench.snapshot_creates(parent)
@@ -668,7 +694,7 @@ def measure_sizes(
         section.add(
             Row(
                 f"create {parent.label}, SNAPSHOT, reusing it, median of {len(snap.reuse)}",
-                secs(reused),
+                spread(snap.reuse),
                 baseline=secs(created),
                 ratio=f"{reused / created:.2f}x of DISCONNECT",
             )
@@ -676,8 +702,10 @@ def measure_sizes(
         section.add(Row(f"snapshot cost {parent.label} (first - reuse)", secs(snap.snapshot_cost)))
 
         progress(f"timing ephemeral children of the {parent.label} parent")
-        eph = median(bench.ephemeral_round_trips(parent))
-        section.add(Row(f"ephemeral child {parent.label}, create + drop, median", secs(eph)))
+        eph = bench.ephemeral_round_trips(parent)
+        section.add(
+            Row(f"ephemeral child {parent.label}, create + drop, median of {len(eph)}", spread(eph))
+        )
 
         progress(f"timing pg_dump -Fc | pg_restore of the {parent.label} parent")
         dumps = bench.dump_restore(parent, dump_repeats)
@@ -687,7 +715,7 @@ def measure_sizes(
             Row(
                 f"create {parent.label} vs pg_dump -Fc | pg_restore (median of {len(dumps)})",
                 secs(created),
-                baseline=secs(dumped),
+                baseline=spread(dumps),
                 ratio=f"{speedup:.1f}x faster",
                 goal=f">= {DUMP_RATIO_GOAL:.0f}x",
                 holds=speedup >= DUMP_RATIO_GOAL,
@@ -700,9 +728,19 @@ def first_last(times: list[float]) -> tuple[float, float, int]:
     return median(times[:window]), median(times[-window:]), window
 
 
+def time_listing(bench: Bench) -> float:
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        bench.dbs.infos()
+        times.append(time.perf_counter() - started)
+    return median(times)
+
+
 def measure_live(bench: Bench, parent: Parent, count: int, section: Section) -> None:
     made: list[str] = []
     times: list[float] = []
+    listing_before = time_listing(bench)
     try:
         for i in range(count):
             names, took = bench.timed_create(parent.names.database, "live")
@@ -722,6 +760,19 @@ def measure_live(bench: Bench, parent: Parent, count: int, section: Section) -> 
                 goal=f"<= {FLAT_GOAL}x (flat)",
                 holds=ratio <= FLAT_GOAL,
             )
+        )
+        listing_after = time_listing(bench)
+        section.add(
+            Row(
+                f"BranchDatabases.infos() with {count} live branches vs without (median of 3)",
+                secs(listing_after),
+                baseline=secs(listing_before),
+                ratio=f"{listing_after / listing_before:.1f}x",
+            )
+        )
+        section.notes.append(
+            "infos() reads pg_database_size of every database; create_branch and drop call it "
+            "once each, a SNAPSHOT create three times: that is where create time grows"
         )
         pss, rss, processes = bench.server_memory()
         section.add(
@@ -819,8 +870,10 @@ def run_main(options: Options, workdir: Path, report: Report) -> None:
         report.header += [
             f"PostgreSQL {bench.server_version()}, file_copy_method = {bench.copy_method()}, "
             f"cluster in {bench.backend.cluster.home}",
-            f"median of {options.repeats} unless said; each timed step starts after an untimed "
-            "CHECKPOINT and sync",
+            f"median of {options.repeats} unless said, [min-max] beside; each timed step starts "
+            "after an untimed CHECKPOINT and sync",
+            "children of a series are kept until the series is done, as branches are (a copy "
+            "into just-freed space is faster here); ephemeral children show create + drop",
         ]
         parents: dict[int, Parent] = {}
         for size_mb in options.sizes:
@@ -1006,12 +1059,12 @@ def add_xfs_rows(result: dict[str, Any], section: Section) -> None:
         section.add(
             Row(
                 f"create {label}, DISCONNECT, median of {len(size['create'])}",
-                secs(created),
+                spread(size["create"]),
                 goal=f"<= {REFLINK_GOAL_S} s",
                 holds=created <= REFLINK_GOAL_S,
             )
         )
-        section.add(Row(f"drop {label}, median of {len(size['drop'])}", secs(median(size["drop"]))))
+        section.add(Row(f"drop {label}, median of {len(size['drop'])}", spread(size["drop"])))
     section.notes.append(f"cluster on {result['home']} (removed with the image)")
 
 

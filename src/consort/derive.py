@@ -7,12 +7,13 @@ edit and a drifted approval are all told apart here, without writing anything.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from consort.agents.task import Step
+from consort.artifacts._base import ArtifactModel
 from consort.artifacts.registry import ArtifactKind, default_filename
 from consort.config import Config
 from consort.ledger import Event, EventType
@@ -20,6 +21,7 @@ from consort.state import (
     DESIGN_STEPS,
     ArtifactCondition,
     ArtifactState,
+    BuildState,
     Escalation,
     FeatureState,
     GateKind,
@@ -41,6 +43,10 @@ class ArtifactFiles(Protocol):
 
     def exists(self, path: Path) -> bool: ...
 
+    def load(self, kind: ArtifactKind, path: Path) -> ArtifactModel | None:
+        """The parsed artifact, or None when it is missing or invalid."""
+        ...
+
 
 class DiskArtifacts:
     def read(self, kind: ArtifactKind, path: Path) -> tuple[str | None, list[str]]:
@@ -57,6 +63,14 @@ class DiskArtifacts:
 
     def exists(self, path: Path) -> bool:
         return path.exists()
+
+    def load(self, kind: ArtifactKind, path: Path) -> ArtifactModel | None:
+        from consort.artifacts.registry import InvalidArtifact, load_artifact
+
+        try:
+            return load_artifact(kind, path)
+        except InvalidArtifact:
+            return None
 
 
 def feature_dir(state_dir: Path, feature: str) -> Path:
@@ -100,60 +114,101 @@ def _step(data: Mapping[str, Any]) -> Step | None:
         return None
 
 
-def _fold(tally: _Tally, event: Event) -> None:
-    data = event.data
-    kind = event.type
-    if kind is EventType.FEATURE_CREATED:
-        tally.title = str(data.get("title", ""))
-        tally.user_facing = bool(data.get("user_facing", False))
-    elif kind is EventType.TURN_FAILED:
-        step = _step(data)
-        if step is not None:
-            tally.failures[step] = tally.failures.get(step, 0) + 1
-            tally.feedback[step] = str(data.get("feedback", ""))
-    elif kind is EventType.ARTIFACT_ACCEPTED:
-        artifact = _kind(data)
-        if artifact is not None:
-            digest = str(data["hash"])
-            tally.accepted[artifact] = (digest, data.get("turn"))
-            tally.history.setdefault(artifact, set()).add(digest)
-            tally.redo.pop(artifact, None)
-            if artifact in {s.artifact for s in DESIGN_STEPS}:
-                step = step_for_artifact(artifact).step
-                tally.failures.pop(step, None)
-                tally.feedback.pop(step, None)
-    elif kind is EventType.ESCALATION_RAISED:
-        step = _step(data)
-        if step is not None:
-            tally.escalation = Escalation(step, str(data.get("reason", "")), event.seq)
-    elif kind is EventType.ESCALATION_RESOLVED:
-        step = _step(data)
-        tally.escalation = None
-        if step is not None:
-            tally.failures.pop(step, None)
-            note = data.get("note")
-            if note:
-                tally.feedback[step] = f"The product owner says: {note}"
-    elif kind is EventType.GATE_APPROVED and data.get("gate") == GateKind.DESIGN.value:
-        tally.gate = GateState(
-            GateKind.DESIGN,
-            GateStatus.APPROVED,
-            approved_hashes=dict(data.get("hashes", {})),
-            actor=event.actor.value,
-            seq=event.seq,
+def _on_feature_created(tally: _Tally, event: Event) -> None:
+    tally.title = str(event.data.get("title", ""))
+    tally.user_facing = bool(event.data.get("user_facing", False))
+
+
+def _on_turn_failed(tally: _Tally, event: Event) -> None:
+    step = _step(event.data)
+    if step is not None:
+        tally.failures[step] = tally.failures.get(step, 0) + 1
+        tally.feedback[step] = str(event.data.get("feedback", ""))
+
+
+def _on_artifact_accepted(tally: _Tally, event: Event) -> None:
+    artifact = _kind(event.data)
+    if artifact is None:
+        return
+    digest = str(event.data["hash"])
+    tally.accepted[artifact] = (digest, event.data.get("turn"))
+    tally.history.setdefault(artifact, set()).add(digest)
+    tally.redo.pop(artifact, None)
+    if artifact in {s.artifact for s in DESIGN_STEPS}:
+        step = step_for_artifact(artifact).step
+        tally.failures.pop(step, None)
+        tally.feedback.pop(step, None)
+
+
+def _on_escalation_raised(tally: _Tally, event: Event) -> None:
+    step = _step(event.data)
+    if step is not None:
+        tally.escalation = Escalation(
+            step,
+            str(event.data.get("reason", "")),
+            event.seq,
+            story=event.data.get("story"),
+            item=event.data.get("item"),
         )
-    elif kind is EventType.GATE_REJECTED and data.get("gate") == GateKind.DESIGN.value:
-        tally.gate = GateState(GateKind.DESIGN, GateStatus.REJECTED, actor=event.actor.value, seq=event.seq)
-        target = _kind(data, "artifact") or ArtifactKind.FEATURE_SPEC
-        note = str(data.get("note", ""))
-        order = [s.artifact for s in DESIGN_STEPS]
-        if target in order:
-            for later in order[order.index(target) :]:
-                tally.redo[later] = (
-                    f"the product owner rejected it: {note}"
-                    if later is target
-                    else f"{target.value} is being revised ({note}); align with the new version"
-                )
+
+
+def _on_escalation_resolved(tally: _Tally, event: Event) -> None:
+    step = _step(event.data)
+    tally.escalation = None
+    if step is not None:
+        tally.failures.pop(step, None)
+        note = event.data.get("note")
+        if note:
+            tally.feedback[step] = f"The product owner says: {note}"
+
+
+def _on_gate_approved(tally: _Tally, event: Event) -> None:
+    if event.data.get("gate") != GateKind.DESIGN.value:
+        return
+    tally.gate = GateState(
+        GateKind.DESIGN,
+        GateStatus.APPROVED,
+        approved_hashes=dict(event.data.get("hashes", {})),
+        actor=event.actor.value,
+        seq=event.seq,
+    )
+
+
+def _on_gate_rejected(tally: _Tally, event: Event) -> None:
+    """A rejection sends its artifact, and every artifact built on it, back for a redo."""
+    if event.data.get("gate") != GateKind.DESIGN.value:
+        return
+    tally.gate = GateState(
+        GateKind.DESIGN, GateStatus.REJECTED, actor=event.actor.value, seq=event.seq
+    )
+    target = _kind(event.data, "artifact") or ArtifactKind.FEATURE_SPEC
+    note = str(event.data.get("note", ""))
+    order = [s.artifact for s in DESIGN_STEPS]
+    if target not in order:
+        return
+    for later in order[order.index(target) :]:
+        tally.redo[later] = (
+            f"the product owner rejected it: {note}"
+            if later is target
+            else f"{target.value} is being revised ({note}); align with the new version"
+        )
+
+
+_FOLDS: dict[EventType, Callable[[_Tally, Event], None]] = {
+    EventType.FEATURE_CREATED: _on_feature_created,
+    EventType.TURN_FAILED: _on_turn_failed,
+    EventType.ARTIFACT_ACCEPTED: _on_artifact_accepted,
+    EventType.ESCALATION_RAISED: _on_escalation_raised,
+    EventType.ESCALATION_RESOLVED: _on_escalation_resolved,
+    EventType.GATE_APPROVED: _on_gate_approved,
+    EventType.GATE_REJECTED: _on_gate_rejected,
+}
+
+
+def _fold(tally: _Tally, event: Event) -> None:
+    handler = _FOLDS.get(event.type)
+    if handler is not None:
+        handler(tally, event)
 
 
 def derive(
@@ -164,20 +219,32 @@ def derive(
 ) -> State:
     files = files or DiskArtifacts()
     tallies: dict[str, _Tally] = {}
+    by_feature: dict[str, list[Event]] = {}
     for event in events:
         feature = event.subject.split("/", 1)[0]
         if event.type is EventType.FEATURE_CREATED:
             tallies[feature] = _Tally()
+            by_feature[feature] = []
         tally = tallies.get(feature)
         if tally is not None:
-            _fold(tally, event)
+            by_feature[feature].append(event)
+            if "/" not in event.subject:  # story and cycle events belong to the build lane
+                _fold(tally, event)
     features = tuple(
-        _feature_state(key, tally, state_dir, files) for key, tally in tallies.items()
+        _feature_state(key, tally, by_feature[key], state_dir, files)
+        for key, tally in tallies.items()
     )
-    return State(features=features, gate_mode=config.gates.mode, max_retries=config.turns.retries)
+    return State(
+        features=features,
+        gate_mode=config.gates.mode,
+        max_retries=config.turns.retries,
+        repair_attempts=config.build.repair_attempts,
+    )
 
 
-def _feature_state(key: str, tally: _Tally, state_dir: Path, files: ArtifactFiles) -> FeatureState:
+def _feature_state(
+    key: str, tally: _Tally, events: list[Event], state_dir: Path, files: ArtifactFiles
+) -> FeatureState:
     artifacts: dict[ArtifactKind, ArtifactState] = {}
     for step in DESIGN_STEPS:
         artifacts[step.artifact] = _artifact_state(key, step.artifact, tally, state_dir, files)
@@ -192,6 +259,9 @@ def _feature_state(key: str, tally: _Tally, state_dir: Path, files: ArtifactFile
         gate = GateState(
             gate.kind, gate.status, gate.approved_hashes, tuple(drifted), gate.actor, gate.seq
         )
+    build = None
+    if gate.status is GateStatus.APPROVED and not gate.drifted:
+        build = _build_state(key, events, state_dir, files)
     return FeatureState(
         id=key,
         title=tally.title,
@@ -201,7 +271,26 @@ def _feature_state(key: str, tally: _Tally, state_dir: Path, files: ArtifactFile
         feedback=dict(tally.feedback),
         escalation=tally.escalation,
         design_gate=gate,
+        build=build,
     )
+
+
+def _build_state(
+    key: str, events: list[Event], state_dir: Path, files: ArtifactFiles
+) -> BuildState | None:
+    from consort.artifacts.spec import FeatureSpec
+    from consort.artifacts.test_list import TestList
+    from consort.build_derive import derive_build
+
+    spec = files.load(
+        ArtifactKind.FEATURE_SPEC, artifact_path(state_dir, key, ArtifactKind.FEATURE_SPEC)
+    )
+    tests = files.load(
+        ArtifactKind.TEST_LIST, artifact_path(state_dir, key, ArtifactKind.TEST_LIST)
+    )
+    if not isinstance(spec, FeatureSpec) or not isinstance(tests, TestList):
+        return None
+    return derive_build(key, events, spec, tests)
 
 
 def _artifact_state(
@@ -213,7 +302,12 @@ def _artifact_state(
     accepted_hash, accepted_turn = accepted if accepted else (None, None)
     if kind in tally.redo:
         return ArtifactState(
-            kind, ArtifactCondition.NEEDS_REDO, shown, None, accepted_hash, accepted_turn,
+            kind,
+            ArtifactCondition.NEEDS_REDO,
+            shown,
+            None,
+            accepted_hash,
+            accepted_turn,
             feedback=tally.redo[kind],
         )
     current, problems = files.read(kind, path)

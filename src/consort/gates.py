@@ -45,8 +45,51 @@ def _feature(project: Project, state: State, name: str) -> FeatureState:
 
 
 def _require_gate(gate: GateKind) -> None:
-    if gate is not GateKind.DESIGN:
+    if gate not in (GateKind.DESIGN, GateKind.STORY):
         raise UsageError(f"the {gate.value} gate is not available yet")
+
+
+def _confirm_or_proxy(project: Project, question: str, confirm: Confirm) -> Actor:
+    if has_terminal():
+        if not confirm(question):
+            raise UsageError("not approved")
+        return Actor.HUMAN
+    if project.config.gates.mode is GateMode.PROXY:
+        return Actor.PROXY
+    raise UsageError(
+        "approving needs a person at a terminal",
+        fix='run it in an interactive terminal, or set [gates] mode = "proxy"',
+    )
+
+
+def _approve_story(
+    project: Project, ledger: Ledger, state: State, subject: str, note: str | None, confirm: Confirm
+) -> Event:
+    from consort.state import ItemStage
+
+    feature_name, _, story_name = subject.partition("/")
+    feature = _feature(project, state, feature_name)
+    build = feature.build
+    story = None
+    if build is not None:
+        story = next((s for s in build.stories if story_name in (s.id, s.key)), None)
+    if story is None:
+        raise UsageError(
+            f"no story {story_name!r} in {feature.id}", fix="e.g. consort approve story F1/S1"
+        )
+    unfinished = [i.id for i in story.items if i.stage is not ItemStage.DONE]
+    if unfinished or story.merged:
+        raise UsageError(
+            f"story {story.key} is not waiting for acceptance"
+            + (f" (unfinished: {', '.join(unfinished)})" if unfinished else " (already merged)")
+        )
+    actor = _confirm_or_proxy(project, f"Accept story {story.key} of {feature.id}?", confirm)
+    return ledger.append(
+        EventType.GATE_APPROVED,
+        actor,
+        f"{feature.id}/{story.key}",
+        {"gate": GateKind.STORY.value, "note": note},
+    )
 
 
 def design_incomplete(feature: FeatureState) -> list[str]:
@@ -97,6 +140,8 @@ def approve(
     with hold_writer(project.state_dir):
         ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
         state = _load(project, ledger)
+        if gate is GateKind.STORY:
+            return _approve_story(project, ledger, state, subject, note, confirm)
         feature = _feature(project, state, subject)
         problems = design_incomplete(feature)
         if problems:
@@ -113,7 +158,9 @@ def approve(
         elif project.config.gates.mode is GateMode.PROXY:
             decision = proxy_policy(project, feature)
             if not decision.approve:
-                raise UsageError("the proxy policy does not approve: " + "; ".join(decision.reasons))
+                raise UsageError(
+                    "the proxy policy does not approve: " + "; ".join(decision.reasons)
+                )
             actor = Actor.PROXY
         else:
             raise UsageError(
@@ -137,7 +184,11 @@ def reject(
     artifact: ArtifactKind | None,
 ) -> Event:
     refuse_agent("rejecting a gate")
-    _require_gate(gate)
+    if gate is not GateKind.DESIGN:
+        raise UsageError(
+            f"rejecting the {gate.value} gate is not available yet",
+            fix="send the work back to design with `consort reject design F --note ...`",
+        )
     if not note.strip():
         raise UsageError("a rejection needs a note saying what to change", fix='--note "..."')
     with hold_writer(project.state_dir):
@@ -181,7 +232,12 @@ def retry(project: Project, subject: str, note: str | None) -> Event:
             EventType.ESCALATION_RESOLVED,
             Actor.HUMAN,
             feature.id,
-            {"step": feature.escalation.step.value, "note": note},
+            {
+                "step": feature.escalation.step.value,
+                "note": note,
+                "story": feature.escalation.story,
+                "item": feature.escalation.item,
+            },
         )
 
 

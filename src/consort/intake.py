@@ -112,7 +112,7 @@ def record(
 
 
 def resolve_feature(project: Project, name: str, known: list[str]) -> str:
-    """"F1" or "F1-stock-visibility" -> the feature's key."""
+    """ "F1" or "F1-stock-visibility" -> the feature's key."""
     if name in known:
         return name
     matches = [key for key in known if key.split("-", 1)[0] == name]

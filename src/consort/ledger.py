@@ -78,6 +78,8 @@ class EventType(StrEnum):
     GREEN_FAILED = "green.failed"
     REVIEW_RECORDED = "review.recorded"
     REFACTOR_VERIFIED = "refactor.verified"
+    REFACTOR_FAILED = "refactor.failed"
+    BRANCH_CREATED = "branch.created"
     STORY_ACCEPTED = "story.accepted"
     STORY_MERGED = "story.merged"
     AMENDMENT_APPROVED = "amendment.approved"

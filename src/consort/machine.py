@@ -14,10 +14,14 @@ from consort.config import GateMode
 from consort.errors import ExitCode
 from consort.state import (
     ArtifactCondition,
+    BuildState,
     FeatureState,
     GateKind,
     GateStatus,
+    ItemStage,
+    ItemState,
     State,
+    StoryState,
 )
 
 
@@ -36,6 +40,9 @@ LANE_ORDER = (Lane.PLAN, Lane.DESIGN, Lane.BUILD, Lane.DEPLOY, Lane.PROMOTE, Lan
 class ActionKind(StrEnum):
     # things the orchestrator does
     RUN_TURN = "run-turn"
+    CREATE_FEATURE_BRANCH = "create-feature-branch"
+    CREATE_STORY_BRANCH = "create-story-branch"
+    MERGE_STORY = "merge-story"
     RESTORE_ARTIFACT = "restore-artifact"
     RECORD_HAND_EDIT = "record-hand-edit"
     ESCALATE = "escalate"
@@ -74,6 +81,8 @@ class Action:
     feedback: str | None = None
     gate: GateKind | None = None
     command: str | None = None  # what the human runs next, for stops
+    story: str | None = None  # "S1-file-stock", for build-lane actions
+    item: str | None = None  # "T3"
 
     @property
     def stops(self) -> bool:
@@ -86,7 +95,7 @@ class Action:
     def describe(self) -> str:
         parts = [self.kind.value]
         if self.feature:
-            parts.append(self.feature)
+            parts.append("/".join(p for p in (self.feature, self.story, self.item) if p))
         if self.role:
             parts.append(f"{self.role.value}/{self.step.value if self.step else '-'}")
         if self.attempt:
@@ -134,7 +143,7 @@ def _feature_action(state: State, feature: FeatureState) -> Action:
     if feature.escalation is not None:
         return Action(
             ActionKind.AWAIT_ESCALATION,
-            Lane.DESIGN,
+            Lane.BUILD if feature.escalation.step.is_build else Lane.DESIGN,
             f"{feature.escalation.step.value}: {feature.escalation.reason}",
             feature=feature.id,
             step=feature.escalation.step,
@@ -161,11 +170,124 @@ def _feature_action(state: State, feature: FeatureState) -> Action:
             gate=GateKind.DESIGN,
             command=f"consort approve design {feature.id}",
         )
+    if feature.build is None:
+        return Action(
+            ActionKind.FIX_ARTIFACT,
+            Lane.BUILD,
+            "the approved spec or test list cannot be read",
+            feature=feature.id,
+            command="consort verify",
+        )
+    return _build_action(state, feature, feature.build)
+
+
+def _short(feature: str) -> str:
+    return feature.split("-", 1)[0]
+
+
+def _build_action(state: State, feature: FeatureState, build: BuildState) -> Action:
+    if not build.created:
+        return Action(
+            ActionKind.CREATE_FEATURE_BRANCH,
+            Lane.BUILD,
+            f"design approved: create {build.feature_branch} and its database",
+            feature=feature.id,
+        )
+    for story in build.stories:
+        if story.merged:
+            continue
+        if not story.created:
+            return Action(
+                ActionKind.CREATE_STORY_BRANCH,
+                Lane.BUILD,
+                f"start story {story.key}: create {story.branch}, its database and worktree",
+                feature=feature.id,
+                story=story.key,
+            )
+        for item in story.items:
+            if item.stage is not ItemStage.DONE:
+                return _item_action(state, feature, story, item)
+        if story.gate is GateStatus.APPROVED:
+            return Action(
+                ActionKind.MERGE_STORY,
+                Lane.BUILD,
+                f"story {story.key} accepted: merge it into {build.feature_branch}",
+                feature=feature.id,
+                story=story.key,
+            )
+        subject = f"{_short(feature.id)}/{story.id}"
+        if state.gate_mode is GateMode.PROXY:
+            return Action(
+                ActionKind.PROXY_GATE,
+                Lane.BUILD,
+                f"every cycle of {story.key} is done; the human proxy decides acceptance",
+                feature=feature.id,
+                story=story.key,
+                gate=GateKind.STORY,
+            )
+        return Action(
+            ActionKind.AWAIT_GATE,
+            Lane.BUILD,
+            f"every cycle of {story.key} is done; waiting for the story's acceptance",
+            feature=feature.id,
+            story=story.key,
+            gate=GateKind.STORY,
+            command=f"consort approve story {subject}",
+        )
     return Action(
         ActionKind.NOT_AVAILABLE,
-        Lane.BUILD,
-        "design approved; the build lane is not available yet",
+        Lane.DEPLOY,
+        "every story is built and merged; the deploy lane is not available yet",
         feature=feature.id,
+    )
+
+
+_STAGE_TURNS: dict[ItemStage, tuple[Role, Step]] = {
+    ItemStage.RED: (Role.NAVIGATOR, Step.RED),
+    ItemStage.GREEN: (Role.DRIVER, Step.GREEN),
+    ItemStage.REVIEW: (Role.NAVIGATOR, Step.REVIEW),
+    ItemStage.REFACTOR: (Role.DRIVER, Step.REFACTOR),
+}
+
+
+def _item_action(state: State, feature: FeatureState, story: StoryState, item: ItemState) -> Action:
+    role, step = _STAGE_TURNS[item.stage]
+    limit = state.max_retries
+    if item.stage is ItemStage.GREEN:
+        limit = state.repair_attempts
+        if item.failures > 0:
+            step = Step.REPAIR
+    if item.failures > limit:
+        return Action(
+            ActionKind.ESCALATE,
+            Lane.BUILD,
+            f"{role.value} failed {item.failures} attempts at {item.stage.value} of {item.id}",
+            feature=feature.id,
+            story=story.key,
+            item=item.id,
+            role=role,
+            step=step,
+            feedback=item.feedback,
+        )
+    reason = {
+        ItemStage.RED: f"{item.id} ({item.title}): write the failing test",
+        ItemStage.GREEN: f"{item.id}: make the new test pass with the least code",
+        ItemStage.REVIEW: f"{item.id}: review the change",
+        ItemStage.REFACTOR: f"{item.id}: refactor as the review asks",
+    }[item.stage]
+    if item.failures:
+        reason += f" (attempt {item.failures + 1})"
+    return Action(
+        ActionKind.RUN_TURN,
+        Lane.BUILD,
+        reason,
+        feature=feature.id,
+        story=story.key,
+        item=item.id,
+        role=role,
+        step=step,
+        attempt=item.failures + 1,
+        feedback=item.feedback,
     )
 
 

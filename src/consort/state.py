@@ -90,6 +90,76 @@ class Escalation:
     step: Step
     reason: str
     seq: int
+    story: str | None = None  # for a build-lane escalation: the cycle it concerns
+    item: str | None = None
+
+
+class ItemStage(StrEnum):
+    RED = "red"  # the navigator writes the failing test; Consort proves it fails as declared
+    GREEN = "green"  # the driver makes it pass; Consort proves the whole suite passes
+    REVIEW = "review"  # the navigator reviews the RED..GREEN change
+    REFACTOR = "refactor"  # the driver refactors, still green
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class ItemState:
+    """One test-list item's cycle within its story."""
+
+    id: str  # "T3"
+    title: str
+    stage: ItemStage
+    failures: int  # failed attempts at the current stage since it began or was retried
+    feedback: str | None
+    red_commit: str | None = None
+    green_commit: str | None = None
+    refactor_commit: str | None = None
+    red_tests: tuple[str, ...] = ()  # every test collected at RED
+    passing: tuple[str, ...] = ()  # the tests passing after the last verified run
+    review_reasons: tuple[str, ...] = ()
+
+    @property
+    def head(self) -> str | None:
+        """The last commit this cycle proved."""
+        return self.refactor_commit or self.green_commit or self.red_commit
+
+
+@dataclass(frozen=True)
+class StoryState:
+    id: str  # "S1"
+    key: str  # "S1-file-stock"
+    branch: str
+    created: bool
+    database: str | None
+    worktree: str | None
+    base_commit: str | None
+    baseline_passing: tuple[str, ...]
+    items: tuple[ItemState, ...]
+    gate: GateStatus
+    gate_actor: str | None
+    merged: bool
+
+    @property
+    def head(self) -> str | None:
+        for item in reversed(self.items):
+            if item.head:
+                return item.head
+        return self.base_commit
+
+    def passing(self) -> tuple[str, ...]:
+        for item in reversed(self.items):
+            if item.passing:
+                return item.passing
+        return self.baseline_passing
+
+
+@dataclass(frozen=True)
+class BuildState:
+    feature_branch: str
+    base_branch: str | None
+    created: bool
+    database: str | None
+    stories: tuple[StoryState, ...]
 
 
 @dataclass(frozen=True)
@@ -102,6 +172,7 @@ class FeatureState:
     feedback: Mapping[Step, str]  # what the last failed attempt of a step should hear
     escalation: Escalation | None
     design_gate: GateState
+    build: BuildState | None = None  # once the design is approved
 
     def steps(self) -> tuple[DesignStep, ...]:
         return design_steps(self.user_facing)
@@ -112,6 +183,7 @@ class State:
     features: tuple[FeatureState, ...]
     gate_mode: GateMode
     max_retries: int  # failed attempts allowed after the first, per step, before escalating
+    repair_attempts: int = 3  # failed GREENs the driver may repair before escalating
 
     def feature(self, ident: str) -> FeatureState | None:
         return next((f for f in self.features if f.id == ident), None)

@@ -9,6 +9,7 @@ between leaves a state `derive` recognises and the next `drive` completes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,9 @@ class TurnReport:
     violations: tuple[Violation, ...]
 
 
-def run_design_turn(project: Project, ledger: Ledger, action: Action, feature: FeatureState) -> TurnReport:
+def run_design_turn(
+    project: Project, ledger: Ledger, action: Action, feature: FeatureState
+) -> TurnReport:
     if action.artifact is None or action.role is None or action.step is None:
         raise ConsortError(f"not a design turn: {action.describe()}")
     kind = action.artifact
@@ -75,7 +78,12 @@ def run_design_turn(project: Project, ledger: Ledger, action: Action, feature: F
         EventType.TURN_STARTED,
         Actor.ORCHESTRATOR,
         feature.id,
-        {"turn": turn.name, "role": action.role.value, "step": action.step.value, "attempt": action.attempt},
+        {
+            "turn": turn.name,
+            "role": action.role.value,
+            "step": action.step.value,
+            "attempt": action.attempt,
+        },
     )
     # Taken after Consort's own last write: anything changed from here on is the agent's doing.
     base = snapshot(project.root)
@@ -99,8 +107,10 @@ def run_design_turn(project: Project, ledger: Ledger, action: Action, feature: F
         TurnResult(
             exit_code=outcome.exit_code,
             duration_s=outcome.duration_s,
-            killed_for_inactivity=outcome.killed is not None and outcome.killed.value == "inactivity",
-            killed_for_wall_clock=outcome.killed is not None and outcome.killed.value == "wall-clock",
+            killed_for_inactivity=outcome.killed is not None
+            and outcome.killed.value == "inactivity",
+            killed_for_wall_clock=outcome.killed is not None
+            and outcome.killed.value == "wall-clock",
             error=outcome.error,
             violations=tuple(violations),
         )
@@ -160,7 +170,9 @@ def restore_artifact(project: Project, feature: str, kind: ArtifactKind, turn: s
     atomic_write_text(target, source.read_text(encoding="utf-8"))
 
 
-def record_hand_edit(ledger: Ledger, project: Project, feature: FeatureState, kind: ArtifactKind) -> None:
+def record_hand_edit(
+    ledger: Ledger, project: Project, feature: FeatureState, kind: ArtifactKind
+) -> None:
     artifact = feature.artifacts[kind]
     ledger.append(
         EventType.ARTIFACT_ACCEPTED,
@@ -177,17 +189,20 @@ def record_hand_edit(ledger: Ledger, project: Project, feature: FeatureState, ki
 
 
 def _instructions(project: Project, action: Action, kind: ArtifactKind) -> str:
-    assert action.role is not None  # checked by the caller
+    if action.role is None:
+        raise ConsortError(f"not a turn: {action.describe()}")
     return (
         prompt_for(action.role, project).rstrip()
         + "\n\n## This turn\n\n"
-        + f"Write the {kind.value} artifact as JSON to the path in `outputs[\"{kind.value}\"]`. "
-        + f"It must validate against the JSON Schema in `inputs[\"schema\"]`. "
+        + f'Write the {kind.value} artifact as JSON to the path in `outputs["{kind.value}"]`. '
+        + 'It must validate against the JSON Schema in `inputs["schema"]`. '
         + "Read the other inputs; change no file in the working tree.\n"
     )
 
 
-def _inputs(project: Project, feature: FeatureState, kind: ArtifactKind, schema: Path) -> dict[str, Path]:
+def _inputs(
+    project: Project, feature: FeatureState, kind: ArtifactKind, schema: Path
+) -> dict[str, Path]:
     inputs: dict[str, Path] = {"schema": schema}
     request = artifact_path(project.state_dir, feature.id, ArtifactKind.FEATURE_REQUEST)
     inputs["feature-request"] = request
@@ -213,16 +228,20 @@ def _outcome_problems(outcome: TurnOutcome) -> list[str]:
     if outcome.error:
         return [f"the agent could not run: {outcome.error}"]
     if outcome.killed is not None:
-        return [f"the agent was stopped ({outcome.killed.value} timeout) after {outcome.duration_s:.0f} s"]
+        return [
+            f"the agent was stopped ({outcome.killed.value} timeout) "
+            f"after {outcome.duration_s:.0f} s"
+        ]
     tail = ""
-    try:
-        tail = outcome.stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL:].strip()
-    except FileNotFoundError:
-        pass
+    with contextlib.suppress(FileNotFoundError):
+        text = outcome.stderr_path.read_text(encoding="utf-8", errors="replace")
+        tail = text[-STDERR_TAIL:].strip()
     return [f"the agent exited {outcome.exit_code}" + (f": {tail}" if tail else "")]
 
 
-def _output_problems(project: Project, feature: FeatureState, kind: ArtifactKind, out: Path) -> list[str]:
+def _output_problems(
+    project: Project, feature: FeatureState, kind: ArtifactKind, out: Path
+) -> list[str]:
     if not out.is_file():
         return [f"no {kind.value} written to {out}"]
     problems = [f"{kind.value}: {p}" for p in validation_errors(kind, out)]
@@ -231,7 +250,9 @@ def _output_problems(project: Project, feature: FeatureState, kind: ArtifactKind
     return _cross_check(project, feature, kind, out)
 
 
-def _cross_check(project: Project, feature: FeatureState, kind: ArtifactKind, out: Path) -> list[str]:
+def _cross_check(
+    project: Project, feature: FeatureState, kind: ArtifactKind, out: Path
+) -> list[str]:
     """The new artifact must agree with the spec it elaborates."""
     from consort.artifacts.crosscheck import (
         check_db_design_against_spec,
@@ -252,4 +273,3 @@ def _cross_check(project: Project, feature: FeatureState, kind: ArtifactKind, ou
     else:
         found = []
     return [f"{kind.value}: {p}" for p in found]
-

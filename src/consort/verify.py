@@ -47,6 +47,11 @@ def verify(project: Project) -> VerifyReport:
         else:
             evidence += 1
     report.holds.append(f"turn outputs: {evidence} accepted artifacts match their recorded hashes")
+    from consort.cycle_verify import verify_cycles
+
+    cycle_holds, cycle_fails = verify_cycles(project, events)
+    report.holds += cycle_holds
+    report.fails += cycle_fails
     state = derive(events, project.config, project.state_dir)
     for feature in state.features:
         gate = feature.design_gate
@@ -55,7 +60,8 @@ def verify(project: Project) -> VerifyReport:
         if gate.drifted:
             for drifted in gate.drifted:
                 report.fails.append(
-                    f"{feature.id}: {drifted} changed since the design was approved (event {gate.seq})"
+                    f"{feature.id}: {drifted} changed since the design was approved "
+                    f"(event {gate.seq})"
                 )
         else:
             report.holds.append(

@@ -22,6 +22,8 @@ GITIGNORE_ENTRIES = (
     f"{STATE_DIR}/db/",
     f"{STATE_DIR}/run/",
     f"{STATE_DIR}/turns/",
+    f"{STATE_DIR}/runs/",
+    f"{STATE_DIR}/worktrees/",
     f"{STATE_DIR}/*.lock",
 )
 STATE_FOLDERS = ("intake", "features", "cycles", "turns", "roles")

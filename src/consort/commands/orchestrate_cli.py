@@ -37,10 +37,16 @@ def register(group: click.Group) -> None:
 
 @click.command()
 @click.argument("kind", type=click.Choice(["product", "nfrs", "feature"]))
-@click.option("--file", "source", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="Read the text from this file (default: open $EDITOR).")
+@click.option(
+    "--file",
+    "source",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Read the text from this file (default: open $EDITOR).",
+)
 @click.option("--title", help="Feature title (default: the first line of the text).")
-@click.option("--user-facing", is_flag=True, help="The feature has a user interface: add UX design.")
+@click.option(
+    "--user-facing", is_flag=True, help="The feature has a user interface: add UX design."
+)
 @handled
 def intake(kind: str, source: Path | None, title: str | None, user_facing: bool) -> None:
     """Record the product owner's words: the product overview, the NFRs, or a feature request."""
@@ -165,13 +171,17 @@ def approve(gate: str, subject: str, note: str | None) -> None:
     from consort.state import GateKind
 
     event = run(_project(), GateKind(gate), subject, note, _confirm)
-    ui.done(f"{gate} gate of {event.subject} approved by the {event.actor.value} (event {event.seq})")
+    ui.done(
+        f"{gate} gate of {event.subject} approved by the {event.actor.value} (event {event.seq})"
+    )
 
 
 @click.command()
 @click.argument("gate", type=click.Choice(GATES))
 @click.argument("subject")
-@click.option("--note", required=True, help="What must change; goes to the role that must change it.")
+@click.option(
+    "--note", required=True, help="What must change; goes to the role that must change it."
+)
 @click.option("--artifact", help="Which artifact to send back (default: the one the note names).")
 @handled
 def reject(gate: str, subject: str, note: str, artifact: str | None) -> None:
@@ -183,7 +193,10 @@ def reject(gate: str, subject: str, note: str, artifact: str | None) -> None:
 
     kind = parse_kind(artifact) if artifact else None
     event = run(_project(), GateKind(gate), subject, note, kind)
-    ui.done(f"{gate} gate of {event.subject} rejected: {event.data['artifact']} goes back (event {event.seq})")
+    ui.done(
+        f"{gate} gate of {event.subject} rejected: "
+        f"{event.data['artifact']} goes back (event {event.seq})"
+    )
 
 
 @click.command()
@@ -196,7 +209,9 @@ def retry(subject: str, note: str | None) -> None:
     from consort.gates import retry as run
 
     event = run(_project(), subject, note)
-    ui.done(f"escalation of {event.subject} resolved; `consort drive` continues (event {event.seq})")
+    ui.done(
+        f"escalation of {event.subject} resolved; `consort drive` continues (event {event.seq})"
+    )
 
 
 @click.command()

@@ -58,14 +58,22 @@ class StatusReport:
                 ],
             )
         for escalation in self.escalations:
-            ui.warn(f"escalation on {escalation['feature']} ({escalation['step']}): {escalation['reason']}")
+            ui.warn(
+                f"escalation on {escalation['feature']} ({escalation['step']}): "
+                f"{escalation['reason']}"
+            )
             ui.say(f"  resolve: {escalation['command']}")
         if self.branches:
             ui.table(
                 "Branches",
                 ["", "branch", "database", "parent"],
                 [
-                    ["*" if b["current"] else "", str(b["name"]), str(b["database"] or "-"), str(b["parent"] or "-")]
+                    [
+                        "*" if b["current"] else "",
+                        str(b["name"]),
+                        str(b["database"] or "-"),
+                        str(b["parent"] or "-"),
+                    ]
                     for b in self.branches
                 ],
             )

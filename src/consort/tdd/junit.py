@@ -1,0 +1,113 @@
+"""Reading pytest's JUnit XML report into typed results keyed by pytest node id.
+
+Consort asks pytest for the xunit1 flavour, whose test cases carry their `file`, so that a case
+maps back to the node id the navigator declared ("tests/test_x.py::TestA::test_b").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import xml.etree.ElementTree as ET  # noqa: S405 -- a report our own child process wrote
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from consort.errors import ConsortError
+
+
+class Outcome(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"  # an assertion (or pytest.fail) failed
+    ERROR = "error"  # an exception outside the assertion, or in setup/teardown
+    SKIPPED = "skipped"  # skipped or xfailed: neither counts as passing
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    node_id: str
+    outcome: Outcome
+    kind: str  # the exception type pytest reported, e.g. "AssertionError"
+    message: str
+
+
+@dataclass(frozen=True)
+class JUnitReport:
+    cases: Mapping[str, CaseResult]
+    sha256: str
+    # Test files that could not even be imported, by file: none of their tests ran.
+    collection_errors: Mapping[str, CaseResult] = field(default_factory=dict)
+
+    def case(self, test_id: str) -> CaseResult | None:
+        """A test's result; a test in a file that failed to import counts as an error."""
+        found = self.cases.get(test_id)
+        if found is None:
+            broken = self.collection_errors.get(test_id.split("::", 1)[0])
+            if broken is not None:
+                return CaseResult(test_id, Outcome.ERROR, broken.kind, broken.message)
+        return found
+
+    def passed(self) -> set[str]:
+        return {n for n, c in self.cases.items() if c.outcome is Outcome.PASSED}
+
+    def counts(self) -> dict[str, int]:
+        totals = {outcome.value: 0 for outcome in Outcome}
+        for case in self.cases.values():
+            totals[case.outcome.value] += 1
+        return totals
+
+    @property
+    def total(self) -> int:
+        return len(self.cases)
+
+
+class ReportMissing(ConsortError):
+    pass
+
+
+def node_id(file: str, classname: str, name: str) -> str:
+    module = file[:-3].replace("/", ".") if file.endswith(".py") else file
+    rest = classname[len(module) + 1 :] if classname.startswith(module + ".") else ""
+    classes = rest.split(".") if rest else []
+    return "::".join(part for part in (file, *classes, name) if part)
+
+
+def parse_report(path: Path) -> JUnitReport:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise ReportMissing(f"the test run wrote no report ({path.name})") from exc
+    try:
+        root = ET.fromstring(data)  # noqa: S314 -- written by the test process Consort ran
+    except ET.ParseError as exc:
+        raise ReportMissing(f"the test report is incomplete or not XML: {exc}") from exc
+    cases: dict[str, CaseResult] = {}
+    broken: dict[str, CaseResult] = {}
+    for case in root.iter("testcase"):
+        file = case.get("file") or ""
+        if not case.get("classname") and case.find("error") is not None:
+            # pytest's record of a module that failed to import: classname empty, name dotted.
+            broken[file or case.get("name", "")] = _result(file, case)
+            continue
+        ident = node_id(file, case.get("classname", ""), case.get("name", ""))
+        cases[ident] = _result(ident, case)
+    return JUnitReport(cases, hashlib.sha256(data).hexdigest(), broken)
+
+
+def _result(ident: str, case: ET.Element) -> CaseResult:
+    for tag, outcome in (("failure", Outcome.FAILED), ("error", Outcome.ERROR)):
+        found = case.find(tag)
+        if found is not None:
+            kind = found.get("type") or ""
+            message = (found.get("message") or "") + "\n" + (found.text or "")
+            if tag == "failure" and kind and "AssertionError" not in kind:
+                # pytest files exceptions raised inside a test as <failure> too: keep them apart
+                # from failed assertions, as the navigator's declaration does.
+                outcome = Outcome.ERROR
+            return CaseResult(ident, outcome, kind, message.strip())
+    skipped = case.find("skipped")
+    if skipped is not None:
+        return CaseResult(
+            ident, Outcome.SKIPPED, skipped.get("type") or "", skipped.get("message") or ""
+        )
+    return CaseResult(ident, Outcome.PASSED, "", "")
