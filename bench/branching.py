@@ -772,7 +772,7 @@ def measure_live(bench: Bench, parent: Parent, count: int, section: Section) -> 
         )
         section.notes.append(
             "infos() reads pg_database_size of every database; create_branch and drop call it "
-            "once each, a SNAPSHOT create three times: that is where create time grows"
+            "once each, a SNAPSHOT create three times: their cost grows with it"
         )
         pss, rss, processes = bench.server_memory()
         section.add(

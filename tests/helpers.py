@@ -14,6 +14,7 @@ def consort(
     cwd: Path,
     env: Mapping[str, str] | None = None,
     timeout: float = 180,
+    input_text: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run `python -m consort ARGS` in `cwd`; never raises on a non-zero exit."""
     environment = dict(os.environ)
@@ -29,6 +30,8 @@ def consort(
         text=True,
         timeout=timeout,
         check=False,
+        input=input_text,
+        stdin=None if input_text is not None else subprocess.DEVNULL,
     )
 
 

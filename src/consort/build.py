@@ -34,7 +34,7 @@ from consort.ledger import Actor, EventType, Ledger
 from consort.machine import Action, ActionKind
 from consort.project import Project
 from consort.roles import prompt_for
-from consort.scope import changed_files, glob_match, revert_outside_scope, snapshot
+from consort.scope import glob_match, revert_outside_scope, snapshot
 from consort.state import BuildState, FeatureState, ItemState, State, StoryState
 from consort.tdd.junit import JUnitReport
 from consort.tdd.rules import green_problems, red_problems
@@ -151,7 +151,7 @@ def _create_story_branch(ctx: Build, story: StoryState) -> None:
     )
     head = Git(worktree).out("rev-parse", "HEAD")
     evidence, _report = run_suite(
-        ctx.project, ctx.paired.dbs, worktree, database, head, f"baseline-{story.id}"
+        ctx.project, ctx.paired.dbs, worktree, database, head, label=f"baseline-{story.id}"
     )
     ctx.append(
         EventType.BRANCH_CREATED,
@@ -195,7 +195,7 @@ def _merge_story(ctx: Build, story: StoryState) -> None:
     commit = git.out("rev-parse", "HEAD")
     database = ctx.build.database or ctx.paired.names(ctx.build.feature_branch).database
     evidence, report = run_suite(
-        ctx.project, ctx.paired.dbs, checkout, database, commit, f"merge-{story.id}"
+        ctx.project, ctx.paired.dbs, checkout, database, commit, label=f"merge-{story.id}"
     )
     problems = list(evidence.problems)
     if report is not None:
@@ -417,7 +417,7 @@ def _run(
 ) -> tuple[RunEvidence, JUnitReport | None]:
     if story.database is None:
         raise ConsortError(f"story {story.key} has no database")
-    return run_suite(ctx.project, ctx.paired.dbs, worktree, story.database, commit, label)
+    return run_suite(ctx.project, ctx.paired.dbs, worktree, story.database, commit, label=label)
 
 
 def _fail(
@@ -425,6 +425,7 @@ def _fail(
     kind: EventType,
     story: StoryState,
     item: ItemState,
+    *,
     turn: TurnDir,
     action: Action,
     problems: list[str],
@@ -498,7 +499,16 @@ def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None
                 problems += red_problems(plan, report, story.passing())
     if problems or plan is None or evidence is None:
         _reset(worktree, head)
-        _fail(ctx, EventType.RED_FAILED, story, item, done.turn, action, problems, evidence)
+        _fail(
+            ctx,
+            EventType.RED_FAILED,
+            story,
+            item,
+            turn=done.turn,
+            action=action,
+            problems=problems,
+            evidence=evidence,
+        )
         return
     data = {
         "turn": done.turn.name,
@@ -556,7 +566,16 @@ def _green(ctx: Build, action: Action, story: StoryState, item: ItemState) -> No
                 )
     if problems or evidence is None:
         _reset(worktree, item.red_commit)
-        _fail(ctx, EventType.GREEN_FAILED, story, item, done.turn, action, problems, evidence)
+        _fail(
+            ctx,
+            EventType.GREEN_FAILED,
+            story,
+            item,
+            turn=done.turn,
+            action=action,
+            problems=problems,
+            evidence=evidence,
+        )
         return
     data = {
         "turn": done.turn.name,
@@ -688,7 +707,16 @@ def _refactor(ctx: Build, action: Action, story: StoryState, item: ItemState) ->
                 )
     if problems:
         _reset(worktree, item.green_commit)
-        _fail(ctx, EventType.REFACTOR_FAILED, story, item, done.turn, action, problems, evidence)
+        _fail(
+            ctx,
+            EventType.REFACTOR_FAILED,
+            story,
+            item,
+            turn=done.turn,
+            action=action,
+            problems=problems,
+            evidence=evidence,
+        )
         return
     data = {
         "turn": done.turn.name,

@@ -123,6 +123,13 @@ def _fold_story(story: _Story, event: Event) -> None:
         story.merged = True
 
 
+# A failed attempt at the item's current stage (TURN_FAILED: a review whose verdict did not
+# validate; RED/GREEN/REFACTOR failures carry the runner's reasons).
+_ITEM_FAILURES = frozenset(
+    {EventType.RED_FAILED, EventType.GREEN_FAILED, EventType.REFACTOR_FAILED, EventType.TURN_FAILED}
+)
+
+
 def _fold_item(item: _Item, event: Event) -> None:
     data = event.data
     kind = event.type
@@ -145,9 +152,7 @@ def _fold_item(item: _Item, event: Event) -> None:
         item.refactor_commit = data["commit"]
         item.passing = _run_tests(data, "passing") or item.passing
         item.advance(ItemStage.DONE)
-    elif kind in (EventType.RED_FAILED, EventType.GREEN_FAILED, EventType.REFACTOR_FAILED):
-        item.fail(str(data.get("feedback", "")))
-    elif kind is EventType.TURN_FAILED:  # a review turn whose verdict did not validate
+    elif kind in _ITEM_FAILURES:
         item.fail(str(data.get("feedback", "")))
     elif kind is EventType.ESCALATION_RESOLVED:
         item.failures = 0

@@ -63,7 +63,13 @@ def _confirm_or_proxy(project: Project, question: str, confirm: Confirm) -> Acto
 
 
 def _approve_story(
-    project: Project, ledger: Ledger, state: State, subject: str, note: str | None, confirm: Confirm
+    project: Project,
+    ledger: Ledger,
+    state: State,
+    subject: str,
+    *,
+    note: str | None,
+    confirm: Confirm,
 ) -> Event:
     from consort.state import ItemStage
 
@@ -141,7 +147,7 @@ def approve(
         ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
         state = _load(project, ledger)
         if gate is GateKind.STORY:
-            return _approve_story(project, ledger, state, subject, note, confirm)
+            return _approve_story(project, ledger, state, subject, note=note, confirm=confirm)
         feature = _feature(project, state, subject)
         problems = design_incomplete(feature)
         if problems:

@@ -185,7 +185,9 @@ def _short(feature: str) -> str:
     return feature.split("-", 1)[0]
 
 
-def _build_action(state: State, feature: FeatureState, build: BuildState) -> Action:
+def _build_action(  # noqa: PLR0911 -- one return per transition: it reads as the table it is
+    state: State, feature: FeatureState, build: BuildState
+) -> Action:
     if not build.created:
         return Action(
             ActionKind.CREATE_FEATURE_BRANCH,

@@ -101,9 +101,19 @@ def _can_run_as_unprivileged() -> str | None:
     if shutil.which("setpriv") is None:
         return "setpriv is missing"
     probe = subprocess.run(
-        ["setpriv", f"--reuid={UNPRIVILEGED}", "--regid=nogroup", "--clear-groups", "--",
-         sys.executable, "-c", "import consort, psycopg"],
-        capture_output=True, text=True, check=False,
+        [
+            "setpriv",
+            f"--reuid={UNPRIVILEGED}",
+            "--regid=nogroup",
+            "--clear-groups",
+            "--",
+            sys.executable,
+            "-c",
+            "import consort, psycopg",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if probe.returncode != 0:
         return f"this interpreter is not readable by {UNPRIVILEGED}: {probe.stderr.strip()[-200:]}"
@@ -126,7 +136,7 @@ def test_as_a_normal_user_the_server_runs_as_that_user_inside_the_project(tmp_pa
         pytest.skip(reason)
     # pytest's own temp folders are private to root: use one the user can reach.
     outer = Path(tempfile.mkdtemp(prefix="consort-user-"))
-    os.chmod(outer, 0o755)
+    os.chmod(outer, 0o755)  # noqa: S103 -- the unprivileged user must enter it
     request.addfinalizer(lambda: shutil.rmtree(outer, ignore_errors=True))
     home = outer / "home"
     home.mkdir()
@@ -141,19 +151,53 @@ def test_as_a_normal_user_the_server_runs_as_that_user_inside_the_project(tmp_pa
 
     def as_user(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            ["setpriv", f"--reuid={UNPRIVILEGED}", "--regid=nogroup", "--clear-groups", "--",
-             sys.executable, "-m", "consort", *args],
-            cwd=home, env=env, capture_output=True, text=True, timeout=180, check=False,
+            [
+                "setpriv",
+                f"--reuid={UNPRIVILEGED}",
+                "--regid=nogroup",
+                "--clear-groups",
+                "--",
+                sys.executable,
+                "-m",
+                "consort",
+                *args,
+            ],
+            cwd=home,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
         )
 
     project = home / "app"
     ok(as_user("init", str(project)))
     try:
-        status = json.loads(ok(subprocess.run(
-            ["setpriv", f"--reuid={UNPRIVILEGED}", "--regid=nogroup", "--clear-groups", "--",
-             sys.executable, "-m", "consort", "db", "status", "--json"],
-            cwd=project, env=env, capture_output=True, text=True, timeout=60, check=False,
-        )))
+        status = json.loads(
+            ok(
+                subprocess.run(
+                    [
+                        "setpriv",
+                        f"--reuid={UNPRIVILEGED}",
+                        "--regid=nogroup",
+                        "--clear-groups",
+                        "--",
+                        sys.executable,
+                        "-m",
+                        "consort",
+                        "db",
+                        "status",
+                        "--json",
+                    ],
+                    cwd=project,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    check=False,
+                )
+            )
+        )
         assert status["running"] is True
         assert status["run_as"] is None
         assert status["data_dir"].startswith(str(project))
@@ -161,7 +205,22 @@ def test_as_a_normal_user_the_server_runs_as_that_user_inside_the_project(tmp_pa
         assert owner == entry.pw_uid
     finally:
         subprocess.run(
-            ["setpriv", f"--reuid={UNPRIVILEGED}", "--regid=nogroup", "--clear-groups", "--",
-             sys.executable, "-m", "consort", "db", "stop"],
-            cwd=project, env=env, capture_output=True, text=True, timeout=60, check=False,
+            [
+                "setpriv",
+                f"--reuid={UNPRIVILEGED}",
+                "--regid=nogroup",
+                "--clear-groups",
+                "--",
+                sys.executable,
+                "-m",
+                "consort",
+                "db",
+                "stop",
+            ],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )

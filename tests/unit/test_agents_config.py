@@ -114,9 +114,9 @@ def test_configuration_problems_are_usage_errors(
         adapter_for(project, role)
 
 
-def test_the_config_init_writes_asks_for_a_command(tmp_path: Path) -> None:
+def test_the_config_init_writes_asks_for_an_adapter(tmp_path: Path) -> None:
     project = project_with(tmp_path, DEFAULT_CONFIG_TEXT)
     with pytest.raises(UsageError) as caught:
         adapter_for(project, Role.SPEC_AUTHOR)
-    assert "command adapter but no command is set" in caught.value.message
-    assert caught.value.fix is not None and "[agents.spec-author]" in caught.value.fix
+    assert "no agent adapter configured for the spec-author role" in caught.value.message
+    assert caught.value.fix is not None

@@ -39,7 +39,9 @@ def test_leading_digit_gets_a_prefix():
     assert map_branch("2024-cleanup").database.startswith("b_2024_cleanup_")
 
 
-@pytest.mark.parametrize("name", ["postgres", "template1", "consort_snap_x", "pg_catalog", "---", ""])
+@pytest.mark.parametrize(
+    "name", ["postgres", "template1", "consort_snap_x", "pg_catalog", "---", ""]
+)
 def test_unmappable_or_reserved_names_are_refused(name):
     with pytest.raises(UsageError):
         map_branch(name)

@@ -7,7 +7,7 @@ maps back to the node id the navigator declared ("tests/test_x.py::TestA::test_b
 from __future__ import annotations
 
 import hashlib
-import xml.etree.ElementTree as ET  # noqa: S405 -- a report our own child process wrote
+import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -100,11 +100,10 @@ def _result(ident: str, case: ET.Element) -> CaseResult:
         if found is not None:
             kind = found.get("type") or ""
             message = (found.get("message") or "") + "\n" + (found.text or "")
-            if tag == "failure" and kind and "AssertionError" not in kind:
-                # pytest files exceptions raised inside a test as <failure> too: keep them apart
-                # from failed assertions, as the navigator's declaration does.
-                outcome = Outcome.ERROR
-            return CaseResult(ident, outcome, kind, message.strip())
+            # pytest files exceptions raised inside a test as <failure> too: keep them apart
+            # from failed assertions, as the navigator's declaration does.
+            raised = tag == "failure" and kind and "AssertionError" not in kind
+            return CaseResult(ident, Outcome.ERROR if raised else outcome, kind, message.strip())
     skipped = case.find("skipped")
     if skipped is not None:
         return CaseResult(

@@ -94,6 +94,7 @@ def run_suite(
     worktree: Path,
     parent_database: str,
     commit: str,
+    *,
     label: str,
 ) -> tuple[RunEvidence, JUnitReport | None]:
     """Migrate and test `worktree` (at `commit`) on a fresh child of `parent_database`."""

@@ -1,0 +1,267 @@
+"""The checks that need one file only: pure functions from a file's source to its smells.
+
+Which checks apply depends on whether the file is a test file (it matches a protected glob) or
+production code:
+
+- production code must not import pytest or the test modules: code that only works under the
+  test runner, or that reads the tests' own data, passes tests without doing the work;
+- no file may end the process at import time: a test run that exits while collecting looks
+  finished without running the tests;
+- every test must assert something, or it passes whatever the code does;
+- production code must not swallow every error: a broad `except` that does nothing turns a
+  failure the tests should see into a silent success.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from consort.smells.model import Smell, SmellKind
+from consort.smells.syntax import import_aliases, parse, qualified_name
+
+# Calls that end the process (or the test session) on the spot.
+EXIT_CALLS = frozenset(
+    {
+        "sys.exit",
+        "os._exit",
+        "exit",
+        "quit",
+        "os.abort",
+        "os.kill",
+        "os.killpg",
+        "pytest.exit",
+    }
+)
+# Uses that make a test assert without an `assert` statement.
+PYTEST_CHECKS = frozenset({"pytest.raises", "pytest.warns", "pytest.fail"})
+BROAD_EXCEPTIONS = frozenset(
+    {"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"}
+)
+PYTEST_MODULES = frozenset({"pytest", "_pytest"})
+
+
+def check_source(path: str, text: str, *, is_test: bool) -> list[Smell]:
+    """Every single-file smell in `text`, the content of `path`; [] when it does not parse."""
+    tree = parse(text)
+    if tree is None:
+        return []
+    aliases = import_aliases(tree)
+    smells = exits_at_import(path, tree, aliases)
+    if is_test:
+        smells += tests_without_assertion(path, tree, aliases)
+    else:
+        smells += test_imports(path, tree)
+        smells += swallowed_exceptions(path, tree, aliases)
+    return sorted(smells, key=lambda smell: (smell.line, smell.kind.value))
+
+
+# ---- pytest or the tests imported by production code ------------------------------------------
+
+
+def test_imports(path: str, tree: ast.Module) -> list[Smell]:
+    smells = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        for module in _imported_modules(node):
+            what = _test_dependency(module)
+            if what:
+                detail = f"production code imports {what} `{module}`"
+                smells.append(Smell(SmellKind.PYTEST_IN_PRODUCTION, path, node.lineno, detail))
+                break  # one smell per import statement is enough
+    return smells
+
+
+def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.ImportFrom) and node.module:
+        return [node.module]
+    # `import a, b`, or `from . import conftest` where the imported names are the modules.
+    return [alias.name for alias in node.names]
+
+
+def _test_dependency(module: str) -> str:
+    """'pytest' or 'the test module' when `module` is one; '' otherwise."""
+    parts = module.split(".")
+    if parts[0] in PYTEST_MODULES:
+        return "pytest"
+    last = parts[-1]
+    if parts[0] == "tests" or last == "conftest" or last.startswith("test_"):
+        return "the test module"
+    return ""
+
+
+# ---- process exits at import time ---------------------------------------------------------------
+
+
+def exits_at_import(path: str, tree: ast.Module, aliases: dict[str, str]) -> list[Smell]:
+    finder = _ImportTimeExits(aliases)
+    finder.visit(tree)
+    return [
+        Smell(SmellKind.EXIT_AT_IMPORT, path, line, f"`{what}` runs when the module is imported")
+        for line, what in finder.found
+    ]
+
+
+class _ImportTimeExits(ast.NodeVisitor):
+    """Walks only the code that runs when the module is imported.
+
+    Function and lambda bodies run later, so they are skipped, but their decorators and default
+    values run at import time and are visited. The body of `if __name__ == "__main__":` runs only
+    when the file is executed as a script, never on import; its `else` branch does run.
+    """
+
+    def __init__(self, aliases: dict[str, str]):
+        self.aliases = aliases
+        self.found: list[tuple[int, str]] = []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for expression in (*node.decorator_list, *_defaults(node.args)):
+            self.visit(expression)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for expression in _defaults(node.args):
+            self.visit(expression)
+
+    def visit_If(self, node: ast.If) -> None:
+        if _is_main_guard(node.test):
+            for statement in node.orelse:
+                self.visit(statement)
+        else:
+            self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = qualified_name(node.func, self.aliases)
+        if name in EXIT_CALLS:
+            self.found.append((node.lineno, f"{name}()"))
+        self.generic_visit(node)
+
+    def visit_Raise(self, node: ast.Raise) -> None:
+        # `raise SystemExit` is what sys.exit does.
+        raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        if raised is not None and qualified_name(raised, self.aliases) == "SystemExit":
+            self.found.append((node.lineno, "raise SystemExit"))
+        self.generic_visit(node)
+
+
+def _defaults(arguments: ast.arguments) -> list[ast.expr]:
+    return [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+    ):
+        return False
+    sides = [test.left, test.comparators[0]]
+    has_name = any(isinstance(side, ast.Name) and side.id == "__name__" for side in sides)
+    has_main = any(isinstance(side, ast.Constant) and side.value == "__main__" for side in sides)
+    return has_name and has_main
+
+
+# ---- tests without assertions -------------------------------------------------------------------
+
+
+def tests_without_assertion(path: str, tree: ast.Module, aliases: dict[str, str]) -> list[Smell]:
+    return [
+        Smell(
+            SmellKind.TEST_WITHOUT_ASSERTION,
+            path,
+            function.lineno,
+            f"`{function.name}` asserts nothing: it passes whatever the code does",
+        )
+        for function in _test_functions(tree, aliases)
+        if not _asserts(function, aliases)
+    ]
+
+
+def _test_functions(
+    tree: ast.Module, aliases: dict[str, str]
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Functions named test* at module level or directly in a class (what the runners collect).
+
+    Fixtures are left out: `@pytest.fixture def test_user()` provides data, it tests nothing.
+    """
+    candidates: list[ast.stmt] = list(tree.body)
+    for statement in tree.body:
+        if isinstance(statement, ast.ClassDef):
+            candidates += statement.body
+    return [
+        node
+        for node in candidates
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name.startswith("test")
+        and not _is_fixture(node, aliases)
+    ]
+
+
+def _is_fixture(function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str, str]) -> bool:
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if qualified_name(target, aliases) == "pytest.fixture":
+            return True
+    return False
+
+
+def _asserts(function: ast.AST, aliases: dict[str, str]) -> bool:
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assert):
+            return True
+        if isinstance(node, ast.Name | ast.Attribute) and (
+            qualified_name(node, aliases) in PYTEST_CHECKS
+        ):
+            return True
+        # self.assertEqual(...), mock.assert_called_once(), or a helper such as assert_valid(...)
+        if isinstance(node, ast.Call) and _called_name(node).startswith("assert"):
+            return True
+    return False
+
+
+def _called_name(call: ast.Call) -> str:
+    """The last part of what is called: `assertEqual` for `self.assertEqual(...)`."""
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr
+    return call.func.id if isinstance(call.func, ast.Name) else ""
+
+
+# ---- swallowed exceptions -----------------------------------------------------------------------
+
+
+def swallowed_exceptions(path: str, tree: ast.Module, aliases: dict[str, str]) -> list[Smell]:
+    smells = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ExceptHandler) and _is_broad(node.type, aliases):
+            if all(_does_nothing(statement) for statement in node.body):
+                caught = "except:" if node.type is None else f"except {ast.unparse(node.type)}:"
+                detail = f"`{caught}` does nothing with the error: failures vanish silently"
+                smells.append(Smell(SmellKind.SWALLOWED_EXCEPTION, path, node.lineno, detail))
+        elif isinstance(node, ast.Call) and _suppresses_everything(node, aliases):
+            detail = f"`{ast.unparse(node)}` silences every error in its block"
+            smells.append(Smell(SmellKind.SWALLOWED_EXCEPTION, path, node.lineno, detail))
+    return smells
+
+
+def _is_broad(caught: ast.expr | None, aliases: dict[str, str]) -> bool:
+    if caught is None:  # a bare `except:`
+        return True
+    if isinstance(caught, ast.Tuple):
+        return any(_is_broad(element, aliases) for element in caught.elts)
+    return qualified_name(caught, aliases) in BROAD_EXCEPTIONS
+
+
+def _does_nothing(statement: ast.stmt) -> bool:
+    """pass, continue, break, `return` / `return None`, or a bare constant such as `...`."""
+    if isinstance(statement, ast.Pass | ast.Continue | ast.Break):
+        return True
+    if isinstance(statement, ast.Return):
+        value = statement.value
+        return value is None or (isinstance(value, ast.Constant) and value.value is None)
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+
+
+def _suppresses_everything(call: ast.Call, aliases: dict[str, str]) -> bool:
+    """`contextlib.suppress(Exception)` is a broad `except: pass` in another form."""
+    if qualified_name(call.func, aliases) != "contextlib.suppress":
+        return False
+    return any(_is_broad(argument, aliases) for argument in call.args)

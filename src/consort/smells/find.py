@@ -1,0 +1,84 @@
+"""The static checks over a range of commits, read straight from git objects.
+
+The working tree is never looked at: the checks see exactly what was committed at `head`, so
+they can be re-run later on the same commits and give the same answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+
+from consort.proc import CommandFailed
+from consort.scope import glob_match
+from consort.smells.changes import Expected, added_skip_markers, expected_values, hard_coded_answers
+from consort.smells.checks import check_source
+from consort.smells.model import Smell
+from consort.vcs import Git
+
+
+def find_smells(tree: Path, base: str, head: str, protected: Sequence[str]) -> list[Smell]:
+    """Every smell in the Python files changed between the commits `base` and `head`.
+
+    A file matching a `protected` glob is a test file; any other `.py` file is production code.
+    Each changed file is checked as it is at `head` (files deleted by then are gone, nothing to
+    check). Skip markers and hard-coded answers count only what `head` added over `base`.
+    Expected values come from every test file at `head`, not only changed ones: in a GREEN
+    change the tests are protected and do not change, yet they are what the code must not echo.
+    """
+    git = Git(tree)
+    smells: list[Smell] = []
+    production: dict[str, str] = {}
+    for path in _changed_python_files(git, base, head):
+        text = _read(git, head, path)
+        if text is None:
+            continue
+        is_test = is_test_path(path, protected)
+        smells += check_source(path, text, is_test=is_test)
+        if is_test:
+            smells += added_skip_markers(path, text, _read(git, base, path))
+        else:
+            production[path] = text
+    if production:
+        expected = _expected_at(git, head, protected)
+        for path, text in production.items():
+            smells += hard_coded_answers(path, text, _read(git, base, path), expected)
+    return sorted(smells, key=lambda smell: (smell.path, smell.line, smell.kind.value))
+
+
+def is_test_path(path: str, protected: Sequence[str]) -> bool:
+    return any(glob_match(pattern, path) for pattern in protected)
+
+
+def _changed_python_files(git: Git, base: str, head: str) -> list[str]:
+    # --no-renames: a renamed file is checked under its new name whatever diff.renames says.
+    output = git.run("diff", "--name-only", "--no-renames", "-z", base, head).stdout
+    return [path for path in output.split("\0") if path.endswith(".py")]
+
+
+def _test_files_at(git: Git, commit: str, protected: Sequence[str]) -> list[str]:
+    output = git.run("ls-tree", "-r", "-z", "--name-only", commit).stdout
+    return [
+        path
+        for path in output.split("\0")
+        if path.endswith(".py") and is_test_path(path, protected)
+    ]
+
+
+def _expected_at(git: Git, commit: str, protected: Sequence[str]) -> dict[Hashable, Expected]:
+    expected: dict[Hashable, Expected] = {}
+    for path in _test_files_at(git, commit, protected):
+        text = _read(git, commit, path)
+        if text is not None:
+            for key, where in expected_values(path, text).items():
+                expected.setdefault(key, where)
+    return expected
+
+
+def _read(git: Git, commit: str, path: str) -> str | None:
+    """The file's content at `commit`; None when it does not exist there or is not text."""
+    try:
+        result = git.run("show", f"{commit}:{path}", check=False)
+    except (CommandFailed, UnicodeDecodeError):
+        return None  # undecodable bytes do not parse either: the test run will say so
+    return result.stdout if result.ok else None

@@ -1,0 +1,89 @@
+"""A scriptable navigator/driver pair that speaks the agent protocol, for build-lane tests.
+
+usage: tdd_agent.py FIXTURES_DIR MODE
+MODE "honest" does each job properly; the other modes misbehave in one named way.
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import sys
+
+fixtures, mode = pathlib.Path(sys.argv[1]), sys.argv[2]
+task = json.loads(pathlib.Path(os.environ["CONSORT_TASK"]).read_text())
+step, item = task["step"], (task.get("item") or "").lower()
+
+TESTS = {
+    "t1": (
+        "from app.answers import answer\n\n\ndef test_answer():\n    assert answer() == 42\n",
+        "test_answer",
+    ),
+    "t2": (
+        "from app.answers import double\n\n\ndef test_double():\n    assert double() == 84\n",
+        "test_double",
+    ),
+}
+CODE = {
+    "t1": "def answer():\n    return 42\n",
+    "t2": "def answer():\n    return 42\n\n\ndef double():\n    return answer() * 2\n",
+}
+
+
+def write(path, text):
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+if step in ("spec", "architecture", "db-design", "test-list", "ux"):
+    for name, out in task["outputs"].items():
+        shutil.copy(fixtures / f"{name}.json", out)
+elif step == "red":
+    source, name = TESTS[item]
+    test_file = f"tests/test_{item}.py"
+    kind, pattern = "error", "ImportError|ModuleNotFoundError"
+    if mode == "red-passes":
+        source = f"def {name}():\n    assert 1 + 1 == 2\n"
+    elif mode == "red-wrong-kind":
+        kind, pattern = "assertion", "assert"
+    write(test_file, source)
+    plan = {
+        "test_files": [test_file],
+        "test_ids": [f"{test_file}::{name}"],
+        "expected_failure": {"kind": kind, "message_pattern": pattern},
+    }
+    pathlib.Path(task["outputs"]["cycle-plan"]).write_text(json.dumps(plan))
+elif step in ("green", "repair"):
+    test_file = pathlib.Path(f"tests/test_{item}.py")
+    if mode == "noop":
+        sys.exit(0)
+    if mode == "only-tests":
+        test_file.write_text(test_file.read_text() + "\n# tidied\n")
+        sys.exit(0)
+    write("app/__init__.py", "")
+    write("app/answers.py", CODE[item])
+    if mode == "edits-test":
+        test_file.write_text(test_file.read_text().replace("== 42", "is not None"))
+    elif mode == "deletes-test":
+        test_file.unlink()
+    elif mode == "adds-skip":
+        test_file.write_text(
+            "import pytest\n\npytestmark = pytest.mark.skip('later')\n" + test_file.read_text()
+        )
+    elif mode == "adds-conftest":
+        write(
+            "conftest.py", "def pytest_collection_modifyitems(config, items):\n    items.clear()\n"
+        )
+    elif mode == "breaks-earlier" and item != "t1":  # honest at T1, so T2 has a test to break
+        write("app/answers.py", CODE[item].replace("return 42", "return 41"))
+elif step == "review":
+    verdict = {"verdict": "approve", "reasons": []}
+    if mode == "review-refactor" and not pathlib.Path("app/answers.py").read_text().startswith(
+        '"""'
+    ):
+        verdict = {"verdict": "refactor", "reasons": ["give the module a docstring"]}
+    pathlib.Path(task["outputs"]["review"]).write_text(json.dumps(verdict))
+elif step == "refactor":
+    code = pathlib.Path("app/answers.py")
+    code.write_text('"""Answers to the questions users ask."""\n\n' + code.read_text())
