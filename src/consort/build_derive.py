@@ -138,6 +138,11 @@ def _fold_item(item: _Item, event: Event) -> None:
         item.red_tests = _run_tests(data, "tests")
         item.passing = _run_tests(data, "passing")
         item.advance(ItemStage.GREEN)
+    elif kind is EventType.AMENDMENT_APPROVED:
+        # The product owner changed the test: GREEN now starts from (and must keep) that commit.
+        item.red_commit = data["commit"]
+        item.failures = 0
+        item.feedback = f"The product owner amended the test: {data.get('note', '')}"
     elif kind is EventType.GREEN_VERIFIED:
         item.green_commit = data["commit"]
         item.passing = _run_tests(data, "passing")

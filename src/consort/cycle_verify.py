@@ -45,6 +45,10 @@ def verify_cycles(project: Project, events: Sequence[Event]) -> tuple[list[str],
             run = event.data.get("run") or {}
             red_of[event.subject] = (str(event.data["commit"]), tuple(run.get("tests", ())))
             continue
+        if event.type is EventType.AMENDMENT_APPROVED and event.subject in red_of:
+            # An approved amendment moves the protected baseline to the amended commit.
+            red_of[event.subject] = (str(event.data["commit"]), red_of[event.subject][1])
+            continue
         if event.type not in (EventType.GREEN_VERIFIED, EventType.REFACTOR_VERIFIED):
             continue
         red = red_of.get(event.subject)

@@ -286,3 +286,88 @@ def proxy_policy(project: Project, feature: FeatureState) -> ProxyDecision:
         if found:
             return ProxyDecision(False, tuple(found), kind)
     return ProxyDecision(True, ("every artifact validates and they agree",), None)
+
+
+def amend(project: Project, subject: str, note: str, confirm: Confirm) -> Event:
+    """Approve the product owner's own change to a cycle's test, made in the story's worktree.
+
+    The change is committed there and recorded with every protected file's blob id before and
+    after; from then on that commit, not the RED commit, is what GREEN must leave untouched.
+    """
+    from consort.build import STATE_GUARD
+    from consort.cycle_verify import protected_blobs
+    from consort.state import ItemStage
+    from consort.vcs import Git
+
+    refuse_agent("amending a test")
+    if not note.strip():
+        raise UsageError(
+            "an amendment needs a note saying why the test changes", fix='--note "..."'
+        )
+    feature_name, _, rest = subject.partition("/")
+    story_name, _, item_id = rest.partition("/")
+    with hold_writer(project.state_dir):
+        ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
+        state = _load(project, ledger)
+        feature = _feature(project, state, feature_name)
+        story = next(
+            (
+                s
+                for s in (feature.build.stories if feature.build else ())
+                if story_name in (s.id, s.key)
+            ),
+            None,
+        )
+        item = next((i for i in story.items if i.id == item_id), None) if story else None
+        if story is None or item is None or story.worktree is None:
+            raise UsageError(f"no cycle {subject!r}", fix="e.g. consort amend F1/S1/T3 --note ...")
+        if item.stage is not ItemStage.GREEN or item.red_commit is None:
+            raise UsageError(
+                f"{item.id} is not waiting for GREEN: only its test can be amended then"
+            )
+        git = Git(Path(story.worktree))
+        protected = project.config.build.protected
+        before = protected_blobs(git, item.red_commit, protected)
+        git.run("add", "-A")
+        tree = git.out("write-tree")
+        git.run("reset", "-q")
+        after = protected_blobs(git, tree, protected)
+        changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+        if not changed:
+            raise UsageError(
+                f"no test was changed in {story.worktree}",
+                fix="edit the test there first, then run `consort amend` again",
+            )
+        if any(glob_match_any(path, (STATE_GUARD,)) for path in changed):
+            raise UsageError("an amendment cannot change Consort's own files")
+        listing = "\n".join(f"  {path}" for path in changed)
+        actor = _confirm_or_proxy(
+            project, f"Amend the test of {item.id} ({note})?\n{listing}\n", confirm
+        )
+        commit = git.commit_all(f"AMEND {item.id}: {note}")
+        files = {path: {"before": before.get(path), "after": after.get(path)} for path in changed}
+        event = ledger.append(
+            EventType.AMENDMENT_APPROVED,
+            actor,
+            f"{feature.id}/{story.key}/{item.id}",
+            {"commit": commit, "previous": item.red_commit, "files": files, "note": note},
+        )
+        if feature.escalation is not None:
+            ledger.append(
+                EventType.ESCALATION_RESOLVED,
+                actor,
+                feature.id,
+                {
+                    "step": feature.escalation.step.value,
+                    "note": f"the test was amended: {note}",
+                    "story": story.key,
+                    "item": item.id,
+                },
+            )
+        return event
+
+
+def glob_match_any(path: str, patterns: tuple[str, ...]) -> bool:
+    from consort.scope import glob_match
+
+    return any(glob_match(pattern, path) for pattern in patterns)

@@ -53,6 +53,10 @@ def run_design_turn(
     if action.artifact is None or action.role is None or action.step is None:
         raise ConsortError(f"not a design turn: {action.describe()}")
     kind = action.artifact
+    # A misconfigured agent is the person's to fix: found before the turn exists, it leaves no
+    # turn folder and no turn.started without an end in the ledger.
+    settings = agent_settings(project, action.role)
+    adapter = adapter_for(project, action.role)
     turn = TurnDir.allocate(project.state_dir, action.role, action.step)
     out_path = turn.path / "outputs" / default_filename(kind)
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,8 +91,6 @@ def run_design_turn(
     )
     # Taken after Consort's own last write: anything changed from here on is the agent's doing.
     base = snapshot(project.root)
-    settings = agent_settings(project, action.role)
-    adapter = adapter_for(project, action.role)
     env = build_agent_env(turn.task_path, action.role, action.step, None, allow=settings.env_allow)
     outcome = adapter.run(task, turn, project.root, env)
     violations = revert_outside_scope(

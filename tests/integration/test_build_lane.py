@@ -266,3 +266,26 @@ def test_a_red_that_does_not_fail_as_declared_is_rejected(tmp_path_factory, mode
         verify_ok(root)
     finally:
         destroy_project_cluster(root)
+
+
+def test_an_approved_amendment_changes_the_test_with_before_and_after_hashes(tmp_path_factory):
+    root = _new_project(tmp_path_factory, "amend")
+    try:
+        configure(root, driver="noop")
+        assert consort("drive", cwd=root).returncode == 3
+        worktree = root / ".consort" / "worktrees" / FEATURE / STORY
+        refused = consort("amend", "F1/S1/T1", "--note", "nothing changed", cwd=root)
+        assert refused.returncode == 2 and "no test was changed" in refused.stderr
+        test_file = worktree / "tests" / "test_t1.py"
+        test_file.write_text(test_file.read_text().replace("== 42", "== 6 * 7"))
+        ok(consort("amend", "F1/S1/T1", "--note", "spell the answer out", cwd=root))
+        amendment = next(e for e in events(root) if e["type"] == "amendment.approved")
+        change = amendment["data"]["files"]["tests/test_t1.py"]
+        assert change["before"] and change["after"] and change["before"] != change["after"]
+        configure(root)
+        result = consort("drive", cwd=root)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "6 * 7" in git(root, "show", f"feature/{FEATURE}:tests/test_t1.py")
+        verify_ok(root)
+    finally:
+        destroy_project_cluster(root)

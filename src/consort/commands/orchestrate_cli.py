@@ -33,6 +33,7 @@ def register(group: click.Group) -> None:
     group.add_command(reject)
     group.add_command(retry)
     group.add_command(verify)
+    group.add_command(amend)
 
 
 @click.command()
@@ -232,3 +233,17 @@ def verify(as_json: bool) -> None:
         for line in report.fails:
             ui.error(line)
     sys.exit(int(ExitCode.OK if report.ok else ExitCode.INTEGRITY))
+
+
+@click.command()
+@click.argument("subject")
+@click.option("--note", required=True, help="Why the test changes; recorded with the change.")
+@handled
+def amend(subject: str, note: str) -> None:
+    """Approve your own change to a cycle's test (e.g. `consort amend F1/S1/T3`): edit the test in
+    the story's worktree first. Recorded with each file's before and after hashes."""
+    from consort import ui
+    from consort.gates import amend as run
+
+    event = run(_project(), subject, note, _confirm)
+    ui.done(f"amendment of {event.subject} recorded (event {event.seq}); `consort drive` continues")

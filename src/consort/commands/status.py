@@ -8,7 +8,7 @@ from typing import Any
 from consort.errors import ConsortError
 from consort.machine import next_action
 from consort.project import Project
-from consort.state import State
+from consort.state import Escalation, State
 
 
 @dataclass
@@ -81,6 +81,17 @@ class StatusReport:
             ui.warn(f"branches: {self.branch_problem}")
 
 
+def _resolutions(feature: str, escalation: Escalation) -> str:
+    """The commands that resolve an escalation, the first one always applicable."""
+    short = feature.split("-", 1)[0]
+    commands = [f'consort retry {short} --note "..."']
+    if escalation.item and escalation.story:
+        story = escalation.story.split("-", 1)[0]
+        commands.append(f'consort amend {short}/{story}/{escalation.item} --note "..."')
+        commands.append(f'consort reject design {short} --note "..."')
+    return "  |  ".join(commands)
+
+
 def collect(project: Project, state: State) -> StatusReport:
     report = StatusReport()
     for feature in state.features:
@@ -105,7 +116,7 @@ def collect(project: Project, state: State) -> StatusReport:
                     "feature": feature.id,
                     "step": feature.escalation.step.value,
                     "reason": feature.escalation.reason,
-                    "command": f'consort retry {feature.id.split("-", 1)[0]} --note "..."',
+                    "command": _resolutions(feature.id, feature.escalation),
                 }
             )
     try:

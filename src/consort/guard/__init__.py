@@ -1,0 +1,177 @@
+"""`consort guard`: the PreToolUse hook that refuses a protected write before it happens.
+
+Claude Code (and Codex, where its hooks are available) runs the hook before each tool call, with
+a JSON object on stdin::
+
+    {"session_id": "...", "transcript_path": "...", "cwd": "/abs/tree",
+     "hook_event_name": "PreToolUse", "tool_name": "Write",
+     "tool_input": {"file_path": "/abs/tree/tests/test_x.py", "content": "..."}}
+
+Exit 0 lets the call run; exit 2 refuses it, and the tool shows stderr (the reason) to the model.
+
+- Write, Edit, MultiEdit (`file_path`) and NotebookEdit (`notebook_path`) are refused when the path
+  falls under the turn's protected globs, or under Consort's state (`.consort/`), except the
+  turn's own outputs.
+- Bash (Claude and Codex; `tool_input.command`, a string or an argv list) is refused when the
+  command would write, move, delete or edit in place such a path; see `consort.guard.shell` for
+  what is and is not caught.
+- Codex's `apply_patch` (the patch text in `tool_input.command`) is refused when the patch
+  touches such a path.
+- Every other tool (reads, searches, ...) is allowed.
+
+Without CONSORT_TASK in its environment the hook is not in a Consort turn and allows everything.
+Inside a turn it fails closed: input it cannot read, a task.json it cannot load, or a command line
+it cannot parse is refused, with the reason. The guard is the first line only: after the turn,
+Consort diffs the working tree against the protected paths, reverts what changed and fails the
+attempt, whatever the agent did.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from consort.guard.inline import patch_paths
+from consort.guard.lexer import ShellSyntaxError
+from consort.guard.policy import Breach, GuardPolicy
+from consort.guard.shell import WriteTarget, write_targets
+
+ALLOW_EXIT = 0
+DENY_EXIT = 2
+TASK_VARIABLE = "CONSORT_TASK"
+PATH_KEYS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
+PATH_KEYS["NotebookEdit"] = "notebook_path"
+SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "container.exec"})
+PATCH_TOOLS = frozenset({"apply_patch", "ApplyPatch"})
+# The tools whose calls the hook must see (a Claude Code hook matcher is a regex).
+HOOK_MATCHER = "Write|Edit|MultiEdit|NotebookEdit|Bash"
+CODEX_HOOK_MATCHER = "^(Bash|apply_patch)$"
+_ADVICE = (
+    "Protected files must not change in this turn: leave them as they are (any change is "
+    "reverted after the turn and fails the attempt). If one really has to change, finish the "
+    "turn and say why in your output; a person can approve an amendment."
+)
+
+__all__ = ["DENY_EXIT", "HOOK_MATCHER", "Decision", "GuardPolicy", "decide", "guard"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    reason: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return ALLOW_EXIT if self.allowed else DENY_EXIT
+
+
+ALLOW = Decision(True)
+
+
+def guard(stdin_text: str, env: Mapping[str, str], tree: Path | None = None) -> Decision:
+    """The hook's whole decision: `stdin_text` is the hook JSON, `env` the hook's environment,
+    `tree` the turn's working tree (default: the hook's `cwd`)."""
+    task_file = env.get(TASK_VARIABLE)
+    if not task_file:
+        return ALLOW  # not inside a Consort turn
+    try:
+        payload = json.loads(stdin_text)
+    except ValueError as exc:
+        return _deny(f"the hook input is not JSON ({exc}); refusing, to be safe")
+    if not isinstance(payload, dict) or not isinstance(payload.get("tool_name"), str):
+        return _deny("the hook input has no tool_name; refusing, to be safe")
+    task_path = Path(task_file)
+    try:
+        policy = policy_for(task_path, tree or _tree_of(payload, env))
+    except Exception as exc:  # noqa: BLE001 -- fail closed on anything
+        return _deny(f"cannot read this turn's task file {task_path}: {exc}")
+    return decide(payload, policy, env=env)
+
+
+def policy_for(task_path: Path, tree: Path) -> GuardPolicy:
+    from consort.agents.task import Task
+
+    task = Task.load(task_path)
+    # .consort/turns/<turn>/task.json: the state folder is three levels up.
+    turn_folder = task_path.absolute().parent
+    state_dir = turn_folder.parent.parent if turn_folder.parent.name == "turns" else None
+    return GuardPolicy.build(tree, task.protected, task.outputs.values(), state_dir)
+
+
+def decide(
+    payload: Mapping[str, Any], policy: GuardPolicy, *, env: Mapping[str, str] | None = None
+) -> Decision:
+    tool = str(payload.get("tool_name"))
+    tool_input = payload.get("tool_input")
+    cwd = Path(str(payload.get("cwd") or policy.tree))
+    if tool in PATH_KEYS or tool in SHELL_TOOLS or tool in PATCH_TOOLS:
+        if not isinstance(tool_input, dict):
+            return _deny(f"the {tool} call has no tool_input object; refusing, to be safe")
+    else:
+        return ALLOW
+    if tool in PATH_KEYS:
+        path = tool_input.get(PATH_KEYS[tool])
+        if not isinstance(path, str) or not path:
+            return _deny(f"the {tool} call names no {PATH_KEYS[tool]}; refusing, to be safe")
+        breach = policy.breach(path, cwd)
+        if breach is None:
+            return ALLOW
+        return _deny(f"{tool} to {breach.path} refused: it is protected by {breach.rule}.")
+    command = tool_input.get("command")
+    if isinstance(command, list) and all(isinstance(part, str) for part in command):
+        command = shlex.join(command)
+    if not isinstance(command, str):
+        return _deny(f"the {tool} call has no command; refusing, to be safe")
+    if tool in PATCH_TOOLS:
+        return _patch(command, cwd, policy)
+    return _bash(command, cwd, policy, env)
+
+
+def _bash(
+    command: str, cwd: Path, policy: GuardPolicy, env: Mapping[str, str] | None
+) -> Decision:
+    try:
+        targets = write_targets(command, cwd, policy.tree, env)
+    except ShellSyntaxError as exc:
+        return _deny(f"cannot read this command ({exc}); commands the guard cannot read are refused")
+    except RecursionError:
+        return _deny("this command nests too deeply to read; refusing, to be safe")
+    for target in targets:
+        breach = policy.target_breach(target)
+        if breach is not None:
+            return _deny(_target_message(target, breach))
+    return ALLOW
+
+
+def _patch(patch: str, cwd: Path, policy: GuardPolicy) -> Decision:
+    for path in patch_paths(patch):
+        breach = policy.breach(path, cwd)
+        if breach is not None:
+            return _deny(f"apply_patch refused: it changes {breach.path}, protected by {breach.rule}.")
+    return ALLOW
+
+
+def _target_message(target: WriteTarget, breach: Breach) -> str:
+    shown = target.command if len(target.command) <= 120 else target.command[:117] + "..."
+    where = breach.path if breach.path == target.path else f"{target.path} ({breach.path})"
+    return f"`{shown}` refused: it would {target.verb} {where}; {_rule_text(breach)}."
+
+
+def _rule_text(breach: Breach) -> str:
+    return breach.rule if breach.rule.startswith("it ") else f"protected by {breach.rule}"
+
+
+def _deny(reason: str) -> Decision:
+    return Decision(False, f"consort guard: {reason} {_ADVICE}")
+
+
+def _tree_of(payload: Mapping[str, Any], env: Mapping[str, str]) -> Path:
+    project_dir = env.get("CLAUDE_PROJECT_DIR")
+    if project_dir:
+        return Path(project_dir)
+    cwd = payload.get("cwd")
+    return Path(str(cwd)) if cwd else Path.cwd()
