@@ -7,7 +7,7 @@ test-list items in the list's order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +72,7 @@ def derive_build(
     feature: str, events: Iterable[Event], spec: FeatureSpec, test_list: TestList
 ) -> BuildState:
     created = False
+    lanes: dict[str, bool] = {}
     database: str | None = None
     base_branch: str | None = None
     stories: dict[str, _Story] = {s.key: _Story() for s in spec.stories}
@@ -82,6 +83,9 @@ def derive_build(
             created = True
             database = data.get("database")
             base_branch = data.get("base")
+            continue
+        if len(parts) == 1 and event.type in _LANE_EVENTS:
+            lanes[_LANE_EVENTS[event.type](data)] = True
             continue
         if len(parts) == 1 and data.get("story") and data.get("item"):
             # Escalations are the feature's (they stop it), but name the cycle they concern.
@@ -102,7 +106,23 @@ def derive_build(
         stories=tuple(
             _story_state(feature, s.key, s.id, stories[s.key], test_list) for s in spec.stories
         ),
+        deployed=lanes.get("deployed", False),
+        deploy_gate=GateStatus.APPROVED if lanes.get("deploy-gate") else GateStatus.OPEN,
+        promote_gate=GateStatus.APPROVED if lanes.get("promote-gate") else GateStatus.OPEN,
+        promoted=lanes.get("promoted", False),
     )
+
+
+def _gate_flag(data: dict[str, Any]) -> str:
+    return f"{data.get('gate')}-gate"
+
+
+# Feature-level events of the deploy and promote lanes, and the flag each one sets.
+_LANE_EVENTS: dict[EventType, Callable[[dict[str, Any]], str]] = {
+    EventType.DEPLOY_VERIFIED: lambda _data: "deployed",
+    EventType.GATE_APPROVED: _gate_flag,
+    EventType.FEATURE_PROMOTED: lambda _data: "promoted",
+}
 
 
 def _fold_story(story: _Story, event: Event) -> None:

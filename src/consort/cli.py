@@ -38,8 +38,9 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("directory", required=False, type=click.Path(path_type=Path), default=Path("."))
+@click.option("--template", help="Lay down a project scaffold first (python-fastapi).")
 @handled
-def init(directory: Path) -> None:
+def init(directory: Path, template: str | None) -> None:
     """Set up Consort in DIRECTORY (default: here): git repository, consort.toml, .gitignore
     entries, the embedded database with the first branch's database, and the post-checkout hook.
 
@@ -50,7 +51,7 @@ def init(directory: Path) -> None:
     from consort.commands.init import init as run_init
 
     with ui.console().status("setting up Consort ..."):
-        report = run_init(directory)
+        report = run_init(directory, template=template)
     for line in report.done:
         ui.done(line)
     for line in report.warnings:

@@ -66,6 +66,13 @@ class BuildSection(_Section):
     )
 
 
+class DeploySection(_Section):
+    # How to start the app for the smoke test; "{port}" becomes a free port on 127.0.0.1.
+    command: list[str] = Field(default_factory=list)
+    smoke: list[str] = Field(default_factory=lambda: ["/health"])
+    startup_timeout: float = Field(default=30.0, gt=0)
+
+
 class TurnsSection(_Section):
     # Failed attempts allowed after the first, per step, before the step escalates to a person.
     retries: int = Field(default=2, ge=0, le=20)
@@ -82,6 +89,7 @@ class Config(BaseModel):
     gates: GatesSection = Field(default_factory=GatesSection)
     build: BuildSection = Field(default_factory=BuildSection)
     turns: TurnsSection = Field(default_factory=TurnsSection)
+    deploy: DeploySection = Field(default_factory=DeploySection)
     # Agent settings are owned by the agents package; kept loose here so that adapters can add
     # their own keys without this module knowing them.
     agents: dict[str, object] = Field(default_factory=dict)

@@ -25,6 +25,7 @@ Progress = Callable[[str], None]
 BUILD_ACTIONS = frozenset(
     {ActionKind.CREATE_FEATURE_BRANCH, ActionKind.CREATE_STORY_BRANCH, ActionKind.MERGE_STORY}
 )
+RELEASE_ACTIONS = frozenset({ActionKind.DEPLOY, ActionKind.PROMOTE})
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,11 @@ def _perform(
     feature = state.feature(action.feature or "")
     if feature is None:
         raise ConsortError(f"{action.describe()} names no known feature")
-    if action.kind in BUILD_ACTIONS or (action.kind is ActionKind.RUN_TURN and action.story):
+    if action.kind in RELEASE_ACTIONS:
+        from consort.release import perform_release
+
+        perform_release(project, ledger, state, action, progress)
+    elif action.kind in BUILD_ACTIONS or (action.kind is ActionKind.RUN_TURN and action.story):
         from consort.build import perform_build
 
         perform_build(project, ledger, state, action, progress)
@@ -144,10 +149,12 @@ def _perform(
         else:
             progress(f"  attempt failed ({report.turn}): " + "; ".join(report.problems)[:300])
     elif action.kind is ActionKind.RESTORE_ARTIFACT and action.artifact is not None:
-        turn = feature.artifacts[action.artifact].accepted_turn
-        if turn is None:
+        accepted = feature.artifacts[action.artifact]
+        if accepted.accepted_turn is None:
             raise ConsortError(f"nothing to restore {action.artifact.value} from")
-        restore_artifact(project, feature.id, action.artifact, turn)
+        restore_artifact(
+            project, feature.id, action.artifact, accepted.accepted_turn, accepted.accepted_hash
+        )
     elif action.kind is ActionKind.RECORD_HAND_EDIT and action.artifact is not None:
         record_hand_edit(ledger, project, feature, action.artifact)
     elif action.kind is ActionKind.ESCALATE and action.step is not None:
@@ -173,6 +180,18 @@ def _proxy_gate(project: Project, ledger: Ledger, state: State, action: Action) 
     feature = state.feature(action.feature or "")
     if feature is None:
         raise ConsortError(f"{action.describe()} names no known feature")
+    if action.gate in (GateKind.DEPLOY, GateKind.PROMOTE):
+        # The deploy proof (migrations, suite, smoke test) is the policy for both gates.
+        ledger.append(
+            EventType.GATE_APPROVED,
+            Actor.PROXY,
+            feature.id,
+            {
+                "gate": action.gate.value if action.gate else "",
+                "note": "human proxy policy: the deploy proof holds",
+            },
+        )
+        return
     if action.gate is GateKind.STORY:
         # Every cycle of the story was proven by Consort's own runs; that is the policy.
         ledger.append(

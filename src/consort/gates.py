@@ -20,7 +20,7 @@ from consort.humans import has_terminal, refuse_agent
 from consort.intake import resolve_feature
 from consort.ledger import Actor, Event, EventType, Ledger, hold_writer, ledger_path
 from consort.project import Project
-from consort.state import ArtifactCondition, FeatureState, GateKind, State
+from consort.state import ArtifactCondition, FeatureState, GateKind, GateStatus, State
 
 Confirm = Callable[[str], bool]
 
@@ -45,8 +45,44 @@ def _feature(project: Project, state: State, name: str) -> FeatureState:
 
 
 def _require_gate(gate: GateKind) -> None:
-    if gate not in (GateKind.DESIGN, GateKind.STORY):
-        raise UsageError(f"the {gate.value} gate is not available yet")
+    """Every gate kind can be approved (kept as the one place that would say otherwise)."""
+    if gate not in GateKind:
+        raise UsageError(f"there is no {gate} gate")
+
+
+def _approve_release(
+    project: Project,
+    ledger: Ledger,
+    state: State,
+    gate: GateKind,
+    subject: str,
+    *,
+    note: str | None,
+    confirm: Confirm,
+) -> Event:
+    feature = _feature(project, state, subject)
+    build = feature.build
+    ready = build is not None and (
+        (
+            gate is GateKind.DEPLOY
+            and build.deployed
+            and build.deploy_gate is not GateStatus.APPROVED
+        )
+        or (
+            gate is GateKind.PROMOTE
+            and build.deploy_gate is GateStatus.APPROVED
+            and build.promote_gate is not GateStatus.APPROVED
+        )
+    )
+    if not ready:
+        raise UsageError(
+            f"the {gate.value} gate of {feature.id} is not waiting for approval",
+            fix="see `consort next`",
+        )
+    actor = _confirm_or_proxy(project, f"Approve the {gate.value} of {feature.id}?", confirm)
+    return ledger.append(
+        EventType.GATE_APPROVED, actor, feature.id, {"gate": gate.value, "note": note}
+    )
 
 
 def _confirm_or_proxy(project: Project, question: str, confirm: Confirm) -> Actor:
@@ -148,6 +184,10 @@ def approve(
         state = _load(project, ledger)
         if gate is GateKind.STORY:
             return _approve_story(project, ledger, state, subject, note=note, confirm=confirm)
+        if gate in (GateKind.DEPLOY, GateKind.PROMOTE):
+            return _approve_release(
+                project, ledger, state, gate, subject, note=note, confirm=confirm
+            )
         feature = _feature(project, state, subject)
         problems = design_incomplete(feature)
         if problems:

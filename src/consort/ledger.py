@@ -80,6 +80,10 @@ class EventType(StrEnum):
     REFACTOR_VERIFIED = "refactor.verified"
     REFACTOR_FAILED = "refactor.failed"
     BRANCH_CREATED = "branch.created"
+    # deploy and promote lanes
+    DEPLOY_VERIFIED = "deploy.verified"
+    DEPLOY_FAILED = "deploy.failed"
+    FEATURE_PROMOTED = "feature.promoted"
     STORY_ACCEPTED = "story.accepted"
     STORY_MERGED = "story.merged"
     AMENDMENT_APPROVED = "amendment.approved"

@@ -43,6 +43,8 @@ class ActionKind(StrEnum):
     CREATE_FEATURE_BRANCH = "create-feature-branch"
     CREATE_STORY_BRANCH = "create-story-branch"
     MERGE_STORY = "merge-story"
+    DEPLOY = "deploy"
+    PROMOTE = "promote"
     RESTORE_ARTIFACT = "restore-artifact"
     RECORD_HAND_EDIT = "record-hand-edit"
     ESCALATE = "escalate"
@@ -236,10 +238,52 @@ def _build_action(  # noqa: PLR0911 -- one return per transition: it reads as th
             gate=GateKind.STORY,
             command=f"consort approve story {subject}",
         )
+    return _release_action(state, feature, build)
+
+
+def _gate_action(
+    state: State, feature: FeatureState, gate: GateKind, lane: Lane, why: str
+) -> Action:
+    if state.gate_mode is GateMode.PROXY:
+        return Action(
+            ActionKind.PROXY_GATE,
+            lane,
+            f"{why}; the human proxy decides",
+            feature=feature.id,
+            gate=gate,
+        )
     return Action(
-        ActionKind.NOT_AVAILABLE,
-        Lane.DEPLOY,
-        "every story is built and merged; the deploy lane is not available yet",
+        ActionKind.AWAIT_GATE,
+        lane,
+        f"{why}; waiting for the product owner",
+        feature=feature.id,
+        gate=gate,
+        command=f"consort approve {gate.value} {_short(feature.id)}",
+    )
+
+
+def _release_action(state: State, feature: FeatureState, build: BuildState) -> Action:
+    """The deploy lane (prove, then the deploy gate) and the promote lane (gate, then promote)."""
+    if build.promoted:
+        return Action(ActionKind.DONE, Lane.DONE, f"{feature.id} is promoted", feature=feature.id)
+    if not build.deployed:
+        return Action(
+            ActionKind.DEPLOY,
+            Lane.DEPLOY,
+            "every story is merged: prove the migrations, the suite and the running app on a "
+            "throwaway copy of the parent database",
+            feature=feature.id,
+        )
+    if build.deploy_gate is not GateStatus.APPROVED:
+        return _gate_action(state, feature, GateKind.DEPLOY, Lane.DEPLOY, "the deploy proof holds")
+    if build.promote_gate is not GateStatus.APPROVED:
+        return _gate_action(
+            state, feature, GateKind.PROMOTE, Lane.PROMOTE, "deploy approved; promote next"
+        )
+    return Action(
+        ActionKind.PROMOTE,
+        Lane.PROMOTE,
+        f"promote approved: merge {build.feature_branch} into {build.base_branch} and migrate it",
         feature=feature.id,
     )
 

@@ -160,6 +160,10 @@ class BuildState:
     created: bool
     database: str | None
     stories: tuple[StoryState, ...]
+    deployed: bool = False  # the deploy lane's proof holds for the current feature head
+    deploy_gate: GateStatus = GateStatus.OPEN
+    promote_gate: GateStatus = GateStatus.OPEN
+    promoted: bool = False
 
 
 @dataclass(frozen=True)

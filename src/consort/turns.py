@@ -17,7 +17,7 @@ from pathlib import Path
 from consort.agents.base import TurnOutcome, build_agent_env
 from consort.agents.config import adapter_for, agent_settings
 from consort.agents.task import Task, TurnDir, TurnResult
-from consort.artifacts.canonical import artifact_hash
+from consort.artifacts.canonical import NotCanonicalJson, artifact_hash
 from consort.artifacts.registry import (
     ArtifactKind,
     default_filename,
@@ -26,7 +26,7 @@ from consort.artifacts.registry import (
     validation_errors,
 )
 from consort.derive import artifact_path, turn_output
-from consort.errors import ConsortError
+from consort.errors import ConsortError, ExitCode
 from consort.fsutil import atomic_write_text
 from consort.intake import intake_dir
 from consort.ledger import Actor, EventType, Ledger
@@ -165,10 +165,29 @@ def run_design_turn(
     return TurnReport(turn.name, True, (), tuple(violations))
 
 
-def restore_artifact(project: Project, feature: str, kind: ArtifactKind, turn: str) -> None:
-    """Copy an accepted turn output into the feature's folder (atomically)."""
+def restore_artifact(
+    project: Project, feature: str, kind: ArtifactKind, turn: str, expected: str | None = None
+) -> None:
+    """Copy an accepted turn output into the feature's folder (atomically).
+
+    With `expected` (the hash the ledger accepted), a turn output that no longer has it is
+    refused: evidence that changed after acceptance is never restored as if it were accepted.
+    """
     source = turn_output(project.state_dir, turn, kind)
     target = artifact_path(project.state_dir, feature, kind)
+    if expected is not None:
+        try:
+            found = artifact_hash(source)
+        except NotCanonicalJson as exc:
+            found = str(exc)
+        if found != expected:
+            raise ConsortError(
+                f"{source.relative_to(project.root)} no longer matches the hash the ledger "
+                f"accepted for {kind.value}, so {target.relative_to(project.root)} cannot be "
+                "restored from it",
+                fix="`consort verify` lists what changed; put the turn output back as it was",
+                code=ExitCode.INTEGRITY,
+            )
     atomic_write_text(target, source.read_text(encoding="utf-8"))
 
 

@@ -42,8 +42,11 @@ class Git:
     def has_commits(self) -> bool:
         return self.run("rev-parse", "--verify", "-q", "HEAD", check=False).ok
 
-    def is_clean(self) -> bool:
-        return self.out("status", "--porcelain", "--untracked-files=no") == ""
+    def is_clean(self, *, ignoring: tuple[str, ...] = ()) -> bool:
+        """No uncommitted change to tracked files (outside the `ignoring` folders)."""
+        excludes = [f":(exclude){path}" for path in ignoring]
+        spec = ["--", ".", *excludes] if excludes else []
+        return self.out("status", "--porcelain", "--untracked-files=no", *spec) == ""
 
     # ---- branches ---------------------------------------------------------------------------
 

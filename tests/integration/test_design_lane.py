@@ -120,6 +120,8 @@ elif behaviour == "outside":
         handle.write("# the agent was here\n")
     spec = pathlib.Path(".consort/features", task["feature"], "feature-spec.json")
     spec.write_text('{"rewritten": "by an agent"}')
+    with open(".consort/ledger.jsonl", "a") as handle:
+        handle.write('{"type": "gate.approved", "actor": "human"}\n')
 elif behaviour == "as-owner":
     tries = [
         consort("approve", "design", task["feature"]),
@@ -188,6 +190,10 @@ def accepted_hashes(root: Path, key: str) -> dict[str, str]:
     for kind, digest in accepted.items():
         assert artifact_hash(feature_dir(root, key) / f"{kind}.json") == digest, kind
     return accepted
+
+
+def turn_folders(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / ".consort" / "turns").iterdir() if p.is_dir())
 
 
 def turn_steps(root: Path, key: str) -> list[str]:
@@ -570,7 +576,13 @@ def test_agent_writing_outside_its_scope_is_reverted(shared: Shared) -> None:
     assert (root / ".gitignore").read_bytes() == gitignore
     violations = of_type(root, EventType.VIOLATION_RECORDED, key)
     paths = {e.data["path"] for e in violations}
-    assert paths == {"src/sneaky.py", ".gitignore", f".consort/features/{key}/feature-spec.json"}
+    assert paths == {
+        "src/sneaky.py",
+        ".gitignore",
+        f".consort/features/{key}/feature-spec.json",
+        ".consort/ledger.jsonl",  # the forged line is gone: the chain below still verifies
+    }
+    assert not of_type(root, EventType.GATE_APPROVED, key)
     assert {e.data["role"] for e in violations} == {"dba"}
     (failed,) = failures(root, key)
     assert failed.data["step"] == "db-design"
@@ -624,12 +636,30 @@ def test_corrupt_or_missing_artifact_stops_then_resumes(shared: Shared) -> None:
     path.write_bytes(good)
     assert f"consort approve design {key}" in expect(run(root, "drive", "--feature", key), 0)
 
-    # A deleted artifact comes back from the turn output the ledger accepted.
+    # A deleted artifact comes back from the turn output the ledger accepted ...
     turns_before = len(of_type(root, EventType.TURN_STARTED, key))
     path.unlink()
     expect(run(root, "drive", "--feature", short(key)), 0)
     assert path.read_bytes() == good
     assert len(of_type(root, EventType.TURN_STARTED, key)) == turns_before
+    verified(root)
+
+    # ... but never from a turn output changed since: that is an integrity failure.
+    (accepted,) = [
+        e for e in of_type(root, EventType.ARTIFACT_ACCEPTED, key) if e.data["kind"] == "db-design"
+    ]
+    output = root / ".consort" / "turns" / str(accepted.data["turn"]) / "outputs"
+    output = output / "db-design.json"
+    evidence = output.read_bytes()
+    output.write_text(json.dumps({**json.loads(evidence), "tables": []}))
+    path.unlink()
+    shown = f".consort/turns/{accepted.data['turn']}/outputs/db-design.json"
+    assert shown in expect(run(root, "drive", "--feature", short(key)), 4)
+    assert not path.exists()
+    assert shown in expect(run(root, "verify"), 4)
+    output.write_bytes(evidence)
+    expect(run(root, "drive", "--feature", short(key)), 0)
+    assert path.read_bytes() == good
     verified(root)
 
 
@@ -641,14 +671,14 @@ def test_malformed_configuration_is_named_and_drive_resumes(shared: Shared) -> N
         shared.config.replace("retries = 1", "retries = -4"): "turns.retries",
         shared.config.replace('default = "command"', 'default = "telepathy"'): "telepathy",
     }
-    before = len(events(root))
+    before, folders = len(events(root)), turn_folders(root)
     for text, rule in broken.items():
         with shared.configured(text):
             out = expect(run(root, "drive", "--feature", short(key)), 2)
         assert "consort.toml" in out and rule in out
     # Found before any turn began: no turn is left half-recorded.
     assert not [e for e in events(root)[before:] if e.type is EventType.TURN_STARTED]
-    assert not list((root / ".consort" / "turns").glob(f"*-{key}*"))
+    assert turn_folders(root) == folders
     verified(root)
     assert f"consort approve design {key}" in expect(run(root, "drive", "--feature", key), 0)
     assert accepted_hashes(root, key) == fixture_hashes(BACKEND)

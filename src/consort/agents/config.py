@@ -12,6 +12,14 @@ env_allow = ["HTTPS_PROXY"]    # extra variables agents may inherit from Consort
 [agents.driver]                # ... and a role's own table overrides them
 adapter = "replay"             # command | replay | claude | codex
 dir = "recordings"             # replay: the recording folder, relative to the project root
+
+[agents.navigator]
+adapter = "claude"             # Claude Code (`claude`); "codex": the Codex CLI (`codex`)
+model = "claude-sonnet-4-5"    # claude/codex: --model (default: the CLI's own)
+effort = "high"                # claude: --effort; codex: model_reasoning_effort
+retries = 2                    # claude/codex: further attempts after a transient API error
+retry_backoff = 15             # seconds before the first retry, doubled for each next one
+command = ["claude"]           # claude/codex: the program to run, if not the one on PATH
 ```
 """
 
@@ -32,6 +40,7 @@ from consort.agents.command import (
     CommandAdapter,
     Limits,
 )
+from consort.agents.headless import DEFAULT_RETRIES, DEFAULT_RETRY_BACKOFF_S, RetryPolicy
 from consort.agents.replay import ReplayAdapter
 from consort.agents.task import Role
 from consort.config import CONFIG_FILE
@@ -48,9 +57,6 @@ class AdapterKind(StrEnum):
     CODEX = "codex"
 
 
-NOT_AVAILABLE_YET = frozenset({AdapterKind.CLAUDE, AdapterKind.CODEX})
-
-
 class _Settings(BaseModel):
     """Keys allowed both in [agents] (for every role) and in [agents.<role>]."""
 
@@ -61,6 +67,10 @@ class _Settings(BaseModel):
     inactivity_timeout: float | None = Field(default=None, gt=0)
     wall_clock_timeout: float | None = Field(default=None, gt=0)
     env_allow: list[str] | None = None
+    model: str | None = Field(default=None, min_length=1)
+    effort: str | None = Field(default=None, min_length=1)
+    retries: int | None = Field(default=None, ge=0, le=10)
+    retry_backoff: float | None = Field(default=None, gt=0)
 
 
 class _SharedTable(_Settings):
@@ -82,6 +92,11 @@ class AgentSettings:
     inactivity_timeout_s: float
     wall_clock_timeout_s: float
     env_allow: tuple[str, ...]
+    model: str | None = None  # claude, codex
+    effort: str | None = None  # claude, codex
+    retries: int = DEFAULT_RETRIES  # claude, codex: after transient API errors
+    retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S
+    root: Path | None = None  # the project root: where the role prompts live
 
     @property
     def table(self) -> str:
@@ -116,6 +131,15 @@ class AgentsConfig:
                 own.wall_clock_timeout, shared.wall_clock_timeout, DEFAULT_WALL_CLOCK_TIMEOUT_S
             ),
             env_allow=check_env_allow([*(shared.env_allow or ()), *(own.env_allow or ())]),
+            model=own.model or shared.model,
+            effort=own.effort or shared.effort,
+            retries=next(
+                n for n in (own.retries, shared.retries, DEFAULT_RETRIES) if n is not None
+            ),
+            retry_backoff_s=_first(
+                own.retry_backoff, shared.retry_backoff, DEFAULT_RETRY_BACKOFF_S
+            ),
+            root=root,
         )
 
 
@@ -155,12 +179,8 @@ def adapter_for(project: Project, role: Role) -> Adapter:
 
 
 def make_adapter(settings: AgentSettings) -> Adapter:
-    if settings.adapter in NOT_AVAILABLE_YET:
-        raise UsageError(
-            f'the "{settings.adapter}" agent adapter is not available yet '
-            f"(used by the {settings.role} role)",
-            fix=f'use adapter = "command" or "replay" in {settings.table} or [agents] default',
-        )
+    if settings.adapter in (AdapterKind.CLAUDE, AdapterKind.CODEX):
+        return _headless_adapter(settings)
     if settings.adapter is AdapterKind.COMMAND:
         if settings.command is None:
             raise UsageError(
@@ -183,6 +203,33 @@ def make_adapter(settings: AgentSettings) -> Adapter:
             f"replay folder {settings.replay_dir} (for the {settings.role} role) does not exist"
         )
     return ReplayAdapter(settings.replay_dir)
+
+
+def _headless_adapter(settings: AgentSettings) -> Adapter:
+    """Claude Code or Codex; `command` (if set) is the program to run instead of the default."""
+    from consort.agents import claude, codex
+
+    limits = Limits(
+        inactivity_s=settings.inactivity_timeout_s, wall_clock_s=settings.wall_clock_timeout_s
+    )
+    retry = RetryPolicy(retries=settings.retries, backoff_s=settings.retry_backoff_s)
+    if settings.adapter is AdapterKind.CLAUDE:
+        return claude.ClaudeAdapter(
+            command=settings.command or (claude.PROGRAM,),
+            model=settings.model,
+            effort=settings.effort,
+            limits=limits,
+            retry=retry,
+            project_root=settings.root,
+        )
+    return codex.CodexAdapter(
+        command=settings.command or (codex.PROGRAM,),
+        model=settings.model,
+        effort=settings.effort,
+        limits=limits,
+        retry=retry,
+        project_root=settings.root,
+    )
 
 
 def _adapter_kind(name: str, where: str) -> AdapterKind:

@@ -64,6 +64,21 @@ def step_git(project: Project, report: InitReport) -> None:
     report.done.append("created a git repository (branch main)")
 
 
+def step_template(name: str | None) -> Step:
+    """Lay down a project scaffold (its consort.toml included) before the other steps."""
+
+    def apply_template(project: Project, report: InitReport) -> None:
+        if name is None:
+            return
+        from consort.templates import apply
+
+        written = apply(name, project.root, project.root.name)
+        if written:
+            report.done.append(f"laid down the {name} template ({len(written)} files)")
+
+    return apply_template
+
+
 def step_config(project: Project, report: InitReport) -> None:
     if project.config_path.exists():
         project.config  # noqa: B018 -- validates the existing file, raising a clear message
@@ -167,7 +182,7 @@ def step_initial_commit(project: Project, report: InitReport) -> None:
             f"existing repository: review and commit {CONFIG_FILE} and .gitignore yourself"
         )
         return
-    git.run("add", CONFIG_FILE, ".gitignore")
+    git.run("add", "-A", "--", ".", ":(exclude).consort")
     git.run(
         "-c",
         "user.name=Consort",
@@ -208,11 +223,17 @@ STEPS: tuple[Step, ...] = (
 )
 
 
-def init(directory: Path, steps: tuple[Step, ...] = STEPS) -> InitReport:
+def init(
+    directory: Path, steps: tuple[Step, ...] = STEPS, *, template: str | None = None
+) -> InitReport:
     root = directory.resolve()
     step_folder(root)
     project = Project(root)
     report = InitReport(root)
-    for step in steps:
+    chosen = steps
+    if template is not None:
+        # after git (the folder is a repository), before the default consort.toml is written
+        chosen = (steps[0], step_template(template), *steps[1:])
+    for step in chosen:
         step(project, report)
     return report

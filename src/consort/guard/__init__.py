@@ -29,6 +29,7 @@ attempt, whatever the agent did.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -87,7 +88,7 @@ def guard(stdin_text: str, env: Mapping[str, str], tree: Path | None = None) -> 
     task_path = Path(task_file)
     try:
         policy = policy_for(task_path, tree or _tree_of(payload, env))
-    except Exception as exc:  # noqa: BLE001 -- fail closed on anything
+    except Exception as exc:  # fail closed on anything
         return _deny(f"cannot read this turn's task file {task_path}: {exc}")
     return decide(payload, policy, env=env)
 
@@ -106,24 +107,17 @@ def decide(
     payload: Mapping[str, Any], policy: GuardPolicy, *, env: Mapping[str, str] | None = None
 ) -> Decision:
     tool = str(payload.get("tool_name"))
+    if tool not in PATH_KEYS and tool not in SHELL_TOOLS and tool not in PATCH_TOOLS:
+        return ALLOW  # reads, searches and every other tool
     tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return _deny(f"the {tool} call has no tool_input object; refusing, to be safe")
     cwd = Path(str(payload.get("cwd") or policy.tree))
-    if tool in PATH_KEYS or tool in SHELL_TOOLS or tool in PATCH_TOOLS:
-        if not isinstance(tool_input, dict):
-            return _deny(f"the {tool} call has no tool_input object; refusing, to be safe")
-    else:
-        return ALLOW
     if tool in PATH_KEYS:
-        path = tool_input.get(PATH_KEYS[tool])
-        if not isinstance(path, str) or not path:
-            return _deny(f"the {tool} call names no {PATH_KEYS[tool]}; refusing, to be safe")
-        breach = policy.breach(path, cwd)
-        if breach is None:
-            return ALLOW
-        return _deny(f"{tool} to {breach.path} refused: it is protected by {breach.rule}.")
+        return _edit(tool, tool_input, cwd, policy)
     command = tool_input.get("command")
     if isinstance(command, list) and all(isinstance(part, str) for part in command):
-        command = shlex.join(command)
+        command = shlex.join(command)  # Codex's shell tool: an argv list
     if not isinstance(command, str):
         return _deny(f"the {tool} call has no command; refusing, to be safe")
     if tool in PATCH_TOOLS:
@@ -131,19 +125,30 @@ def decide(
     return _bash(command, cwd, policy, env)
 
 
-def _bash(
-    command: str, cwd: Path, policy: GuardPolicy, env: Mapping[str, str] | None
-) -> Decision:
+def _edit(tool: str, tool_input: Mapping[str, Any], cwd: Path, policy: GuardPolicy) -> Decision:
+    key = PATH_KEYS[tool]
+    path = tool_input.get(key)
+    if not isinstance(path, str) or not path:
+        return _deny(f"the {tool} call names no {key}; refusing, to be safe")
+    breach = policy.breach(path, cwd)
+    if breach is None:
+        return ALLOW
+    return _deny(f"{tool} to {breach.path} refused: it is protected by {breach.rule}.")
+
+
+def _bash(command: str, cwd: Path, policy: GuardPolicy, env: Mapping[str, str] | None) -> Decision:
     try:
         targets = write_targets(command, cwd, policy.tree, env)
     except ShellSyntaxError as exc:
-        return _deny(f"cannot read this command ({exc}); commands the guard cannot read are refused")
+        return _deny(
+            f"cannot read this command ({exc}); a command the guard cannot read is refused"
+        )
     except RecursionError:
         return _deny("this command nests too deeply to read; refusing, to be safe")
     for target in targets:
         breach = policy.target_breach(target)
         if breach is not None:
-            return _deny(_target_message(target, breach))
+            return _deny(_target_message(target, breach, policy.tree))
     return ALLOW
 
 
@@ -151,13 +156,16 @@ def _patch(patch: str, cwd: Path, policy: GuardPolicy) -> Decision:
     for path in patch_paths(patch):
         breach = policy.breach(path, cwd)
         if breach is not None:
-            return _deny(f"apply_patch refused: it changes {breach.path}, protected by {breach.rule}.")
+            where = f"{breach.path}, protected by {breach.rule}"
+            return _deny(f"apply_patch refused: it changes {where}.")
     return ALLOW
 
 
-def _target_message(target: WriteTarget, breach: Breach) -> str:
+def _target_message(target: WriteTarget, breach: Breach, tree: Path) -> str:
     shown = target.command if len(target.command) <= 120 else target.command[:117] + "..."
-    where = breach.path if breach.path == target.path else f"{target.path} ({breach.path})"
+    path = os.path.normpath(target.cwd / target.path)
+    relative = os.path.relpath(path, tree) if f"{path}/".startswith(f"{tree}/") else path
+    where = breach.path if breach.path == relative else f"{relative} ({breach.path})"
     return f"`{shown}` refused: it would {target.verb} {where}; {_rule_text(breach)}."
 
 

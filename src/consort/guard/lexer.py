@@ -80,7 +80,7 @@ class _Lexer:
         self.expect_delimiter: bool | None = None  # after << (True: <<- strips tabs)
         self.pending: list[tuple[int, str, bool]] = []  # (token index, delimiter, strip tabs)
 
-    def run(self) -> list[Token]:
+    def run(self) -> list[Token]:  # noqa: PLR0912 -- one branch per kind of character
         text = self.text
         while self.i < len(text):
             char = text[self.i]

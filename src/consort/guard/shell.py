@@ -172,11 +172,25 @@ def _finish(
     while words and (match := _ASSIGNMENT.match(words[0].text)) is not None:
         context.variables[match.group(1)] = _expand_text(match.group(2), context)
         words.pop(0)
-    label = " ".join(w.text for w in simple.words)[:200]
+    label = " ".join(
+        [w.text for w in simple.words] + [f"{op} {target.text}" for op, target in simple.redirects]
+    )[:200]
     for word in [*simple.words, *(target for _, target in simple.redirects)]:
         for body in word.substitutions:
             if context.depth < MAX_DEPTH:
                 found += _script(tokenize(body), context.child())
+    stdin_text, stdin_path = _redirections(simple, context, label, found)
+    args = tuple(arg for word in words for arg in _expand_word(word, context))
+    if args:
+        call = _Invocation(args, stdin_text, stdin_path, producer, label)
+        found += _command(call, context)
+    return args
+
+
+def _redirections(
+    simple: _Simple, context: _Context, label: str, found: list[WriteTarget]
+) -> tuple[str | None, str | None]:
+    """Add the files the redirections write to `found`; return (stdin text, stdin path)."""
     stdin_text: str | None = None
     stdin_path: str | None = None
     for op, target in simple.redirects:
@@ -189,11 +203,7 @@ def _finish(
         elif op in WRITE_REDIRECTS or (op == ">&" and not re.fullmatch(r"\d+-?|-", target.text)):
             for path in _expand_word(target, context):
                 found.append(WriteTarget(path, context.cwd, label, f"write (redirection {op})"))
-    args = tuple(arg for word in words for arg in _expand_word(word, context))
-    if args:
-        call = _Invocation(args, stdin_text, stdin_path, producer, label)
-        found += _command(call, context)
-    return args
+    return stdin_text, stdin_path
 
 
 # ---- expansion --------------------------------------------------------------------------------
@@ -478,7 +488,7 @@ def _xargs(call: _Invocation, context: _Context) -> list[WriteTarget]:
     writes = _command(_Invocation(tuple(inner), None, None, None, call.label), context.child())
     writer = os.path.basename(inner[0])
     paths, name_filter = _produced_paths(call.producer)
-    verb = f"pass paths read from its input to `{writer}`"
+    verb = f"run `{writer}` on paths read from its input, under"
     return writes + [
         WriteTarget(p, context.cwd, call.label, verb, True, name_filter) for p in paths
     ]
@@ -603,77 +613,109 @@ def _git(call: _Invocation, context: _Context) -> list[WriteTarget]:
     if not args:
         return []
     sub, rest = args[0], args[1:]
-    inner = _Context(cwd, context.tree, context.variables, context.depth)
-    whole = [WriteTarget(str(context.tree), cwd, call.label, f"rewrite (git {sub})", True)]
-    if sub == "checkout":
-        return _git_checkout(rest, call, inner, whole)
-    if sub == "restore":
-        only_index = _has_flag(rest, "S", ("--staged",)) and not _has_flag(
-            rest, "W", ("--worktree",)
-        )
-        if only_index:
-            return []
-        paths = _operands(rest, ("-s", "--source"))
-        return _targets(paths, call, inner, "restore", recursive=True)
-    if sub == "rm":
-        if "--cached" in rest:
-            return []
-        return _targets(_operands(rest), call, inner, "delete (git rm)", recursive=True)
-    if sub == "mv":
-        return _copy_like("move into", moves=True)(
-            _Invocation(("mv", *rest), None, None, None, call.label), inner
-        )
-    if sub == "clean":
-        if _has_flag(rest, "n", ("--dry-run",)):
-            return []
-        paths = _operands(rest, ("-e", "--exclude"))
-        return _targets(paths, call, inner, "delete (git clean)", recursive=True) or [
-            WriteTarget(str(cwd), cwd, call.label, "delete untracked files under", True)
-        ]
-    if sub == "reset":
-        return whole if any(a in rest for a in ("--hard", "--merge", "--keep")) else []
-    if sub == "stash":
-        action = rest[0] if rest and not rest[0].startswith("-") else "push"
-        if action in ("list", "show", "drop", "clear", "create", "store"):
-            return []
-        if "--" in rest:
-            paths = rest[rest.index("--") + 1 :]
-            return _targets(paths, call, inner, "stash (revert)", recursive=True)
-        return whole
-    if sub == "switch":
-        creates = any(a in rest for a in ("-c", "-C", "--create", "--force-create"))
-        return [] if creates and len(_operands(rest, ("-c", "-C"))) == 0 else whole
-    if sub == "apply":
-        if "--cached" in rest and "--index" not in rest:
-            return []
-        files = _operands(rest, ("-p", "--exclude", "--include", "--directory"))
-        if not files or files == ["-"]:
-            return _patch_targets(call.stdin_text, call, inner, strip=1)
-        found: list[WriteTarget] = []
-        for name in files:
-            found += _patch_targets(_read(cwd / name), call, inner, strip=1)
-        return found
+    git = _Git(
+        rest,
+        call,
+        _Context(cwd, context.tree, context.variables, context.depth),
+        [WriteTarget(str(context.tree), cwd, call.label, f"rewrite (git {sub})", True)],
+    )
     if sub in _TREE_REWRITING:
-        return whole
-    return []
+        return git.whole
+    handler = _GIT_SUBCOMMANDS.get(sub)
+    return handler(git) if handler is not None else []
 
 
-def _git_checkout(
-    rest: Sequence[str], call: _Invocation, context: _Context, whole: list[WriteTarget]
-) -> list[WriteTarget]:
-    if "--" in rest:
-        paths = list(rest[rest.index("--") + 1 :])
-        return _targets(paths, call, context, "check out over", recursive=True)
-    operands = _operands(rest, ("-b", "-B", "--orphan", "--conflict"))
-    creates = any(a in rest for a in ("-b", "-B", "--orphan"))
-    if not operands:
+@dataclass(frozen=True)
+class _Git:
+    rest: Sequence[str]  # the subcommand's arguments
+    call: _Invocation
+    context: _Context  # with git -C applied
+    whole: list[WriteTarget]  # "every file of the tree may change"
+
+    def paths(self, paths: Iterable[str], verb: str) -> list[WriteTarget]:
+        return _targets(paths, self.call, self.context, verb, recursive=True)
+
+
+def _git_restore(git: _Git) -> list[WriteTarget]:
+    staged = _has_flag(git.rest, "S", ("--staged",))
+    if staged and not _has_flag(git.rest, "W", ("--worktree",)):
+        return []  # the index only
+    return git.paths(_operands(git.rest, ("-s", "--source")), "restore")
+
+
+def _git_rm(git: _Git) -> list[WriteTarget]:
+    return [] if "--cached" in git.rest else git.paths(_operands(git.rest), "delete (git rm)")
+
+
+def _git_mv(git: _Git) -> list[WriteTarget]:
+    call = _Invocation(("mv", *git.rest), None, None, None, git.call.label)
+    return _copy_like("move into", moves=True)(call, git.context)
+
+
+def _git_clean(git: _Git) -> list[WriteTarget]:
+    if _has_flag(git.rest, "n", ("--dry-run",)):
         return []
-    existing = [o for o in operands if (context.cwd / o).exists()]
+    paths = _operands(git.rest, ("-e", "--exclude")) or [str(git.context.cwd)]
+    return git.paths(paths, "delete untracked files under")
+
+
+def _git_reset(git: _Git) -> list[WriteTarget]:
+    return git.whole if any(a in git.rest for a in ("--hard", "--merge", "--keep")) else []
+
+
+def _git_stash(git: _Git) -> list[WriteTarget]:
+    rest = git.rest
+    action = rest[0] if rest and not rest[0].startswith("-") else "push"
+    if action in ("list", "show", "drop", "clear", "create", "store"):
+        return []
+    if "--" in rest:
+        return git.paths(rest[rest.index("--") + 1 :], "stash (revert)")
+    return git.whole
+
+
+def _git_switch(git: _Git) -> list[WriteTarget]:
+    creates = any(a in git.rest for a in ("-c", "-C", "--create", "--force-create"))
+    start_points = _operands(git.rest, ("-c", "-C", "--create", "--force-create"))
+    return [] if creates and not start_points else git.whole
+
+
+def _git_apply(git: _Git) -> list[WriteTarget]:
+    rest = git.rest
+    if "--cached" in rest and "--index" not in rest:
+        return []
+    files = _operands(rest, ("-p", "--exclude", "--include", "--directory"))
+    if not files or files == ["-"]:
+        return _patch_targets(git.call.stdin_text, git.call, git.context, strip=1)
+    found: list[WriteTarget] = []
+    for name in files:
+        found += _patch_targets(_read(git.context.cwd / name), git.call, git.context, strip=1)
+    return found
+
+
+def _git_checkout(git: _Git) -> list[WriteTarget]:
+    rest = git.rest
+    if "--" in rest:
+        return git.paths(rest[rest.index("--") + 1 :], "check out over")
+    operands = _operands(rest, ("-b", "-B", "--orphan", "--conflict"))
+    if not operands:
+        return []  # git checkout -b new: a new branch at HEAD, no file changes
+    existing = [o for o in operands if (git.context.cwd / o).exists()]
     if existing:
-        return _targets(existing, call, context, "check out over", recursive=True)
-    if creates and len(operands) <= 1:
-        return whole if operands else []
-    return whole  # a branch or commit: every file may change
+        return git.paths(existing, "check out over")
+    return git.whole  # a branch or a commit: every file may change
+
+
+_GIT_SUBCOMMANDS: dict[str, Callable[[_Git], list[WriteTarget]]] = {
+    "checkout": _git_checkout,
+    "restore": _git_restore,
+    "rm": _git_rm,
+    "mv": _git_mv,
+    "clean": _git_clean,
+    "reset": _git_reset,
+    "stash": _git_stash,
+    "switch": _git_switch,
+    "apply": _git_apply,
+}
 
 
 # ---- interpreters ----------------------------------------------------------------------------

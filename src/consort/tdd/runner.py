@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from consort import proc
-from consort.db.branching import BranchDatabases
+from consort.db.branching import BranchDatabases, Ephemeral
 from consort.errors import ConsortError
 from consort.fsutil import atomic_write_text, file_lock
 from consort.project import Project
@@ -96,8 +97,13 @@ def run_suite(
     commit: str,
     *,
     label: str,
+    then: Callable[[Ephemeral], None] | None = None,
 ) -> tuple[RunEvidence, JUnitReport | None]:
-    """Migrate and test `worktree` (at `commit`) on a fresh child of `parent_database`."""
+    """Migrate and test `worktree` (at `commit`) on a fresh child of `parent_database`.
+
+    `then`, when given, runs after the tests while the child still exists (the deploy lane
+    starts the app against it there).
+    """
     started = time.monotonic()
     run_dir = allocate_run(project, label)
     report_path = run_dir / REPORT_FILE
@@ -131,6 +137,8 @@ def run_suite(
             timed_out = result.returncode == -1
             exit_code = None if timed_out else result.returncode
             tail = (result.stdout + result.stderr)[-OUTPUT_TAIL:]
+            if then is not None:
+                then(child)
         database = child.database
     report: JUnitReport | None = None
     problems: list[str] = []

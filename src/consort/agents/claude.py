@@ -1,0 +1,268 @@
+"""The `claude` adapter: Claude Code, headless.
+
+Each turn runs::
+
+    claude -p <the turn, in words> --output-format stream-json --verbose
+           --permission-mode acceptEdits --append-system-prompt <role prompt + protocol>
+           --settings <turn>/claude-settings.json --setting-sources project
+           [--model M] [--effort E]
+
+- `--settings` adds a PreToolUse hook for Write|Edit|MultiEdit|NotebookEdit|Bash that runs
+  `<this python> -m consort guard --tree <working tree>`: a protected write is refused before
+  it happens (exit 2, the reason goes back to the model). It also allows Bash, which headless
+  mode would otherwise refuse, so that agents can run the tests; the guard reads each command.
+- `--setting-sources project`: the project's `.claude/` (its agents, commands and settings) is
+  used, the user's personal settings are not, so that a turn behaves the same on every machine.
+- The working tree is the process's current folder; CONSORT_TASK and the other protocol
+  variables are in its environment, which `build_agent_env` built from nothing: a login made
+  with `claude /login` is found through HOME; an API key (ANTHROPIC_API_KEY) or a long-lived
+  token (CLAUDE_CODE_OAUTH_TOKEN) must be let through with `env_allow` in consort.toml.
+
+The stream-json output (`system`/`init`, `assistant`, `user`, and the final `result` with
+`total_cost_usd`, `usage`, `duration_ms`, `num_turns`, `is_error`, `subtype`) is parsed after the
+process ends; see `consort.agents.headless` for the retries, the login check and `agent.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from consort.agents.base import TurnOutcome
+from consort.agents.command import Limits
+from consort.agents.headless import (
+    CliProfile,
+    EditStatus,
+    HeadlessCall,
+    ReportedEdit,
+    RetryPolicy,
+    StreamSummary,
+    joined_flags,
+    prompt_argument,
+    role_prompt_for,
+    run_headless,
+    system_prompt,
+    task_prompt,
+    tree_path,
+)
+from consort.agents.stream import StreamLines, as_float, as_int, as_str, text_of
+from consort.agents.task import Task, TurnDir
+from consort.fsutil import atomic_write_text
+from consort.guard import HOOK_MATCHER
+
+PROGRAM = "claude"
+SETTINGS_FILE = "claude-settings.json"
+HOOK_TIMEOUT_S = 60
+EDIT_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
+EDIT_TOOLS["NotebookEdit"] = "notebook_path"
+LOGIN_FIX = (
+    "run `claude /login` (or `claude setup-token` for a long-lived token, passed to turns "
+    'with env_allow = ["CLAUDE_CODE_OAUTH_TOKEN"] in consort.toml)'
+)
+
+PROFILE = CliProfile(
+    name="Claude Code",
+    install_hint="install it with `npm install -g @anthropic-ai/claude-code`, then log in "
+    "with `claude /login`",
+    login_fix=LOGIN_FIX,
+    auth_errors=re.compile(
+        r"invalid api key|please run /login|run /login|authentication_error|"
+        r"oauth token (has )?expired|token has expired|not logged in|invalid bearer token|"
+        r"invalid x-api-key|api error: 401|\b401 unauthorized",
+        re.IGNORECASE,
+    ),
+    transient_errors=re.compile(
+        r"overloaded|rate[ _-]?limit|api error: \(?(429|5\d\d)|\b529\b|internal server error|"
+        r"service unavailable|bad gateway|gateway timeout|request timed out|econnreset|"
+        r"econnrefused|etimedout|socket hang up|connection error|network error|fetch failed|"
+        r'"type":\s*"api_error"',
+        re.IGNORECASE,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ClaudeAdapter:
+    command: tuple[str, ...] = (PROGRAM,)  # the program (and leading arguments) to run
+    model: str | None = None
+    effort: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    project_root: Path | None = None  # where the role prompts live; None: Consort's own
+    guard_command: tuple[str, ...] = (sys.executable, "-m", "consort", "guard")
+
+    def run(
+        self, task: Task, turn_dir: TurnDir, workdir: Path, env: Mapping[str, str]
+    ) -> TurnOutcome:
+        role_prompt = role_prompt_for(task, self.project_root)
+        settings = turn_dir.path / SETTINGS_FILE
+        atomic_write_text(settings, json.dumps(self.settings(workdir), indent=2) + "\n")
+        prompt = prompt_argument(task_prompt(task, turn_dir.task_path, role_prompt), turn_dir)
+        argv = (
+            *self.command,
+            "-p",
+            prompt,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "acceptEdits",
+            "--append-system-prompt",
+            system_prompt(role_prompt),
+            "--settings",
+            str(settings),
+            "--setting-sources",
+            "project",
+            *joined_flags([("--model", self.model), ("--effort", self.effort)]),
+        )
+        call = HeadlessCall(
+            "claude", argv, PROFILE, parse_stream, "PreToolUse hook: consort guard", self.model
+        )
+        return run_headless(
+            call, turn_dir=turn_dir, workdir=workdir, env=env, limits=self.limits, retry=self.retry
+        )
+
+    def settings(self, workdir: Path) -> dict[str, Any]:
+        """The turn's settings file: the guard as PreToolUse hook; Bash allowed."""
+        hook = shlex.join([*self.guard_command, "--tree", str(workdir)])
+        return {
+            "hooks": {
+                "PreToolUse": [
+                    {
+                        "matcher": HOOK_MATCHER,
+                        "hooks": [{"type": "command", "command": hook, "timeout": HOOK_TIMEOUT_S}],
+                    }
+                ]
+            },
+            "permissions": {"allow": ["Bash"]},
+        }
+
+
+# ---- the stream -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Pending:
+    tool: str
+    path: str
+
+
+@dataclass
+class _Reader:
+    workdir: Path
+    summary: StreamSummary = field(default_factory=StreamSummary)
+    pending: dict[str, _Pending] = field(default_factory=dict)  # tool_use id -> edit
+
+    def event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "system" and event.get("subtype") == "init":
+            self.summary.session_id = as_str(event.get("session_id"))
+            self.summary.model = as_str(event.get("model"))
+        elif kind == "assistant":
+            self._assistant(event.get("message"))
+        elif kind == "user":
+            self._user(event.get("message"))
+        elif kind == "result":
+            self._result(event)
+
+    def _assistant(self, message: object) -> None:
+        if not isinstance(message, dict):
+            return
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                self.summary.last_text = block["text"]
+            elif block.get("type") == "tool_use" and block.get("name") in EDIT_TOOLS:
+                tool = str(block["name"])
+                tool_input = block.get("input")
+                path = tool_input.get(EDIT_TOOLS[tool]) if isinstance(tool_input, dict) else None
+                if isinstance(path, str) and isinstance(block.get("id"), str):
+                    self.pending[block["id"]] = _Pending(tool, path)
+
+    def _user(self, message: object) -> None:
+        if not isinstance(message, dict):
+            return
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            pending = self.pending.pop(str(block.get("tool_use_id")), None)
+            if pending is None:
+                continue
+            detail = text_of(block.get("content")) or None
+            status = EditStatus.DONE
+            if block.get("is_error") is True:
+                refused = detail is not None and re.search(r"hook|consort guard", detail, re.I)
+                status = EditStatus.REFUSED if refused else EditStatus.FAILED
+            self._edit(pending, status, None if status is EditStatus.DONE else detail)
+
+    def _result(self, event: dict[str, Any]) -> None:
+        summary = self.summary
+        summary.finished = True
+        summary.is_error = event.get("is_error") is True
+        summary.subtype = as_str(event.get("subtype"))
+        summary.result = as_str(event.get("result"))
+        summary.cost_usd = as_float(event.get("total_cost_usd"))
+        summary.duration_ms = as_int(event.get("duration_ms"))
+        summary.num_turns = as_int(event.get("num_turns"))
+        summary.session_id = as_str(event.get("session_id")) or summary.session_id
+        usage = event.get("usage")
+        if isinstance(usage, dict):
+            summary.usage = {k: v for k, v in usage.items() if as_int(v) is not None}
+        if summary.is_error and summary.result:
+            summary.errors.append(summary.result)
+
+    def _edit(self, pending: _Pending, status: EditStatus, detail: str | None) -> None:
+        path = tree_path(pending.path, self.workdir)
+        self.summary.edits.append(ReportedEdit(path, pending.tool, status, detail))
+
+    def finish(self, lines: StreamLines) -> StreamSummary:
+        for pending in self.pending.values():  # a tool call whose result never came
+            self._edit(pending, EditStatus.UNKNOWN, None)
+        self.summary.malformed = lines.malformed
+        self.summary.malformed_samples = lines.malformed_samples
+        return self.summary
+
+
+def parse_stream(lines: StreamLines, workdir: Path) -> StreamSummary:
+    """What Claude Code's stream-json output says about the run."""
+    reader = _Reader(workdir)
+    for event in lines.events:
+        reader.event(event)
+    return reader.finish(lines)
+
+
+# ---- doctor -----------------------------------------------------------------------------------
+
+
+def login_status(
+    program: str = PROGRAM, env: Mapping[str, str] | None = None
+) -> tuple[str, bool | None]:
+    """(what to show, logged in?) — from where credentials are, never from what they say."""
+    source = os.environ if env is None else env
+    for name, what in (
+        ("ANTHROPIC_API_KEY", "an API key"),
+        ("CLAUDE_CODE_OAUTH_TOKEN", "a long-lived token"),
+    ):
+        if source.get(name):
+            return (
+                f"{what} in the environment ({name}; turns get it only with "
+                f'env_allow = ["{name}"] in consort.toml)',
+                True,
+            )
+    home = Path(source.get("HOME") or Path.home())
+    config = Path(source.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+    if (config / ".credentials.json").is_file():
+        return f"logged in (credentials in {config})", True
+    if sys.platform == "darwin":
+        return "no credentials file: on macOS the login lives in the Keychain", None
+    return f"not logged in: {LOGIN_FIX}", False

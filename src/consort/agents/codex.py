@@ -1,0 +1,295 @@
+"""The `codex` adapter: OpenAI's Codex CLI, headless.
+
+Each turn runs::
+
+    codex exec --json --sandbox workspace-write --cd <working tree>
+               [--model M] [-c model_reasoning_effort="E"] [--add-dir D ...]
+               [-c hooks.PreToolUse=[...consort guard...]]
+               [-c sandbox_workspace_write.network_access=true]   (build turns: the database)
+               <the turn, in words>
+
+- The sandbox lets Codex write only inside the working tree (plus `--add-dir` folders: those of
+  the turn's outputs that lie outside it, when the installed version has `--add-dir`).
+- The guard: Codex runs PreToolUse hooks (for Bash and apply_patch) from version 0.124.0 on.
+  The installed version is read from `codex --version` before each turn; from that version on,
+  `consort guard` is added as a PreToolUse hook through a `-c` override. Codex may still skip a
+  hook it has not been told to trust; with an older version, or then, the post-turn diff against
+  the protected paths (which runs whatever the agent) is the only enforcement. `agent.json` says
+  which applied.
+- A network connection is allowed only in build turns (DATABASE_URL set): their tests need
+  the branch database.
+- Credentials: a `codex login` is found through HOME (or CODEX_HOME, if let through with
+  `env_allow`); an API key in the environment must be let through with `env_allow` too.
+
+The JSONL events (`thread.started`, `turn.started`, `item.started`/`item.updated`/
+`item.completed` with items such as `agent_message`, `command_execution` and
+`file_change {changes: [{path, kind}]}`, `turn.completed {usage}`, `turn.failed {error}`,
+`error {message}`) are parsed after the process ends; the `file_change` items become the edits
+recorded in `agent.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from consort import proc
+from consort.agents.base import TurnOutcome
+from consort.agents.command import Limits
+from consort.agents.headless import (
+    CliProfile,
+    EditStatus,
+    HeadlessCall,
+    ReportedEdit,
+    RetryPolicy,
+    StreamSummary,
+    find_program,
+    joined_flags,
+    prompt_argument,
+    role_prompt_for,
+    run_headless,
+    system_prompt,
+    task_prompt,
+    tree_path,
+)
+from consort.agents.stream import StreamLines, as_int, as_str
+from consort.agents.task import Task, TurnDir
+from consort.errors import ConsortError
+from consort.guard import CODEX_HOOK_MATCHER
+
+PROGRAM = "codex"
+HOOKS_SINCE = (0, 124, 0)
+HOOK_TIMEOUT_S = 60
+PROBE_TIMEOUT_S = 15.0
+LOGIN_FIX = (
+    "run `codex login` (an API key in the environment must be let through to turns with "
+    "env_allow in consort.toml)"
+)
+
+PROFILE = CliProfile(
+    name="Codex",
+    install_hint="install it with `npm install -g @openai/codex`, then log in with `codex login`",
+    login_fix=LOGIN_FIX,
+    auth_errors=re.compile(
+        r"not logged in|please (re-?)?log ?in|log in again|login again|\b401\b|unauthorized|"
+        r"token (has )?expired|refresh token|invalid api key|incorrect api key|"
+        r"missing bearer|run `?codex login",
+        re.IGNORECASE,
+    ),
+    transient_errors=re.compile(
+        r"\b429\b|rate[ _-]?limit|too many requests|overloaded|\b50[0234]\b|server error|"
+        r"service unavailable|stream disconnected|connection (reset|refused|error|closed)|"
+        r"timed out|temporarily unavailable|high demand",
+        re.IGNORECASE,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class CodexFeatures:
+    """What the installed Codex can do, as far as its version and help tell."""
+
+    version: tuple[int, ...] | None
+    hooks: bool
+    add_dir: bool
+
+
+@dataclass(frozen=True)
+class CodexAdapter:
+    command: tuple[str, ...] = (PROGRAM,)
+    model: str | None = None
+    effort: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    project_root: Path | None = None
+    guard_command: tuple[str, ...] = (sys.executable, "-m", "consort", "guard")
+
+    def run(
+        self, task: Task, turn_dir: TurnDir, workdir: Path, env: Mapping[str, str]
+    ) -> TurnOutcome:
+        features = detect_features(self.command, env)
+        role_prompt = role_prompt_for(task, self.project_root)
+        # Codex has no separate system prompt on the command line: the role comes first.
+        prompt = prompt_argument(
+            system_prompt(role_prompt) + "\n" + task_prompt(task, turn_dir.task_path, role_prompt),
+            turn_dir,
+        )
+        argv = (
+            *self.command,
+            "exec",
+            "--json",
+            "--sandbox",
+            "workspace-write",
+            "--cd",
+            str(workdir),
+            *joined_flags([("--model", self.model)]),
+            *self._options(task, workdir, env, features),
+            prompt,
+        )
+        guard = (
+            "PreToolUse hook: consort guard (if Codex trusts it); post-turn diff"
+            if features.hooks
+            else "post-turn diff only (this Codex version has no PreToolUse hooks)"
+        )
+        call = HeadlessCall("codex", argv, PROFILE, parse_stream, guard, self.model)
+        return run_headless(
+            call, turn_dir=turn_dir, workdir=workdir, env=env, limits=self.limits, retry=self.retry
+        )
+
+    def _options(
+        self, task: Task, workdir: Path, env: Mapping[str, str], features: CodexFeatures
+    ) -> list[str]:
+        options: list[str] = []
+        if self.effort:
+            options += ["-c", f"model_reasoning_effort={json.dumps(self.effort)}"]
+        if features.add_dir:
+            for folder in sorted({str(p.parent) for p in task.outputs.values()}):
+                if tree_path(folder, workdir) == folder:  # outside the working tree
+                    options += ["--add-dir", folder]
+        if features.hooks:
+            options += ["-c", self.hook_override(workdir)]
+        if env.get("DATABASE_URL"):
+            options += ["-c", "sandbox_workspace_write.network_access=true"]
+        return options
+
+    def hook_override(self, workdir: Path) -> str:
+        """`hooks.PreToolUse=[...]`, a TOML value for `codex -c`, running the guard."""
+        command = shlex.join([*self.guard_command, "--tree", str(workdir)])
+        hook = f'{{type = "command", command = {json.dumps(command)}, timeout = {HOOK_TIMEOUT_S}}}'
+        return (
+            f"hooks.PreToolUse=[{{matcher = {json.dumps(CODEX_HOOK_MATCHER)}, hooks = [{hook}]}}]"
+        )
+
+
+def detect_features(command: tuple[str, ...], env: Mapping[str, str]) -> CodexFeatures:
+    """Ask the installed Codex its version (and whether `exec` has `--add-dir`)."""
+    if find_program(command[0], env) is None:
+        return CodexFeatures(None, hooks=False, add_dir=False)
+    version = parse_version(_output([*command, "--version"], env))
+    help_text = _output([*command, "exec", "--help"], env)
+    hooks = version is not None and version >= HOOKS_SINCE
+    return CodexFeatures(version, hooks=hooks, add_dir="--add-dir" in help_text)
+
+
+def parse_version(text: str) -> tuple[int, ...] | None:
+    match = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
+    return None if match is None else tuple(int(part) for part in match.groups())
+
+
+def _output(argv: list[str], env: Mapping[str, str] | None = None) -> str:
+    try:
+        result = proc.run(
+            argv, env=None if env is None else dict(env), timeout=PROBE_TIMEOUT_S, check=False
+        )
+    except ConsortError:
+        return ""
+    return result.stdout + result.stderr
+
+
+# ---- the stream -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Reader:
+    workdir: Path
+    summary: StreamSummary = field(default_factory=StreamSummary)
+
+    def event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        summary = self.summary
+        if kind == "thread.started":
+            summary.session_id = as_str(event.get("thread_id"))
+        elif kind == "turn.completed":
+            summary.finished = True
+            self._usage(event.get("usage"))
+        elif kind == "turn.failed":
+            summary.finished = True
+            summary.is_error = True
+            error = event.get("error")
+            message = as_str(error.get("message")) if isinstance(error, dict) else None
+            summary.errors.append(message or "turn failed")
+            self._usage(event.get("usage"))
+        elif kind == "error":
+            summary.errors.append(as_str(event.get("message")) or "error")
+        elif kind == "item.completed" and isinstance(event.get("item"), dict):
+            self._item(event["item"])
+
+    def _item(self, item: dict[str, Any]) -> None:
+        item_type = item.get("type") or item.get("item_type")
+        if item_type == "agent_message":
+            text = as_str(item.get("text"))
+            if text is not None:
+                self.summary.last_text = text
+                self.summary.result = text
+        elif item_type == "error":
+            self.summary.errors.append(as_str(item.get("message")) or "error")
+        elif item_type == "file_change":
+            status = item.get("status")
+            done = status in (None, "completed")
+            changes = item.get("changes")
+            for change in changes if isinstance(changes, list) else []:
+                if isinstance(change, dict) and isinstance(change.get("path"), str):
+                    kind = as_str(change.get("kind")) or "change"
+                    self.summary.edits.append(
+                        ReportedEdit(
+                            tree_path(change["path"], self.workdir),
+                            f"file_change:{kind}",
+                            EditStatus.DONE if done else EditStatus.FAILED,
+                            None if done else f"status {status}",
+                        )
+                    )
+
+    def _usage(self, usage: object) -> None:
+        if not isinstance(usage, dict):
+            return
+        for key, value in usage.items():
+            number = as_int(value)
+            if number is not None:
+                self.summary.usage[key] = self.summary.usage.get(key, 0) + number
+
+
+def parse_stream(lines: StreamLines, workdir: Path) -> StreamSummary:
+    """What `codex exec --json` output says about the run."""
+    reader = _Reader(workdir)
+    for event in lines.events:
+        reader.event(event)
+    reader.summary.malformed = lines.malformed
+    reader.summary.malformed_samples = lines.malformed_samples
+    return reader.summary
+
+
+# ---- doctor -----------------------------------------------------------------------------------
+
+
+def login_status(program: str, env: Mapping[str, str] | None = None) -> tuple[str, bool | None]:
+    """(what to show, logged in?) from `codex login status`, without printing what it printed
+    (it may show part of a key)."""
+    try:
+        result = proc.run(
+            [program, "login", "status"],
+            env=None if env is None else dict(env),
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
+        )
+    except ConsortError:
+        return "unknown (`codex login status` did not answer)", None
+    text = (result.stdout + result.stderr).lower()
+    if result.returncode != 0 or "not logged in" in text:
+        return f"not logged in: {LOGIN_FIX}", False
+    if "chatgpt" in text:
+        return "logged in (ChatGPT account)", True
+    if "api key" in text:
+        return "logged in (API key)", True
+    return "logged in", True
+
+
+def environment_key(env: Mapping[str, str] | None = None) -> str | None:
+    source = os.environ if env is None else env
+    return next((name for name in ("CODEX_API_KEY", "OPENAI_API_KEY") if source.get(name)), None)

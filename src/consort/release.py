@@ -1,0 +1,309 @@
+"""The deploy and promote lanes.
+
+Deploy proves, on a throwaway child of the parent branch's database, that the feature's
+migrations apply, that the whole suite passes there, and that the app starts against it and
+answers over HTTP. Promote merges the feature into the parent branch and migrates the parent's
+database — only after the same migrations succeeded on a fresh child of it — then runs the suite
+on a fresh child of the promoted parent and deletes the feature's branches and databases.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from consort import proc
+from consort.artifacts.registry import ArtifactKind, load_artifact
+from consort.branches import PairedBranches
+from consort.build import FEATURE_CHECKOUT, WORKTREES_DIR, _ensure_worktree
+from consort.db.branching import Ephemeral
+from consort.db.cluster import free_port
+from consort.derive import artifact_path
+from consort.errors import ConsortError, UsageError
+from consort.ledger import Actor, EventType, Ledger
+from consort.machine import Action, ActionKind
+from consort.project import Project
+from consort.state import BuildState, FeatureState, State
+from consort.tdd.rules import green_problems
+from consort.tdd.runner import run_suite, test_env
+from consort.vcs import Git
+
+Progress = Callable[[str], None]
+POLL_S = 0.2
+
+
+@dataclass(frozen=True)
+class SmokeResult:
+    path: str
+    status: int | None  # None: no answer
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+
+def perform_release(
+    project: Project, ledger: Ledger, state: State, action: Action, progress: Progress
+) -> None:
+    feature = state.feature(action.feature or "")
+    if feature is None or feature.build is None:
+        raise ConsortError(f"{action.describe()}: the feature has no build state")
+    if action.kind is ActionKind.DEPLOY:
+        deploy(project, ledger, feature, feature.build, progress)
+    elif action.kind is ActionKind.PROMOTE:
+        promote(project, ledger, feature, feature.build, progress)
+    else:
+        raise ConsortError(f"not a release action: {action.describe()}")
+
+
+def _base(build: BuildState) -> str:
+    if build.base_branch is None:
+        raise ConsortError(f"{build.feature_branch} does not record the branch it came from")
+    return build.base_branch
+
+
+def smoke_paths(project: Project, feature: FeatureState) -> list[str]:
+    """The configured checks plus the feature's own pages that take no parameters."""
+    paths = list(project.config.deploy.smoke)
+    if feature.user_facing:
+        ux = artifact_path(project.state_dir, feature.id, ArtifactKind.UX)
+        with contextlib.suppress(ConsortError):
+            for page in load_artifact(ArtifactKind.UX, ux).pages:
+                if "{" not in page.route and page.route not in paths:
+                    paths.append(page.route)
+    return paths
+
+
+def deploy(
+    project: Project, ledger: Ledger, feature: FeatureState, build: BuildState, progress: Progress
+) -> None:
+    paired = PairedBranches(project)
+    checkout = _ensure_worktree(
+        project,
+        project.state_dir / WORKTREES_DIR / feature.id / FEATURE_CHECKOUT,
+        build.feature_branch,
+    )
+    git = Git(checkout)
+    git.run("reset", "-q", "--hard", build.feature_branch)
+    commit = git.out("rev-parse", "HEAD")
+    parent = paired.database_of(_base(build))
+    smoke: list[SmokeResult] = []
+    paths = smoke_paths(project, feature)
+
+    def start_and_probe(child: Ephemeral) -> None:
+        smoke.extend(run_app_and_probe(project, checkout, child.url, paths))
+
+    evidence, report = run_suite(
+        project,
+        paired.dbs,
+        checkout,
+        parent,
+        commit,
+        label=f"deploy-{feature.id.split('-')[0]}",
+        then=start_and_probe,
+    )
+    problems = list(evidence.problems)
+    if report is not None:
+        problems += green_problems(report, evidence.exit_code or 0, (), 0)
+    if not smoke and not problems:
+        problems.append("the app was not started: [deploy] command is empty in consort.toml")
+    problems += [
+        f"GET {s.path} answered {s.status or 'nothing'} {s.detail}".strip()
+        for s in smoke
+        if not s.ok
+    ]
+    data = {
+        "commit": commit,
+        "parent_database": parent,
+        "run": evidence.as_data(),
+        "smoke": [{"path": s.path, "status": s.status} for s in smoke],
+    }
+    if problems:
+        ledger.append(
+            EventType.DEPLOY_FAILED, Actor.ORCHESTRATOR, feature.id, {**data, "reasons": problems}
+        )
+        raise ConsortError(
+            f"the deploy proof of {feature.id} does not hold: " + "; ".join(problems[:5]),
+            fix="fix it on the feature branch (or send it back with `consort reject design`), "
+            "then `consort drive`",
+        )
+    ledger.append(EventType.DEPLOY_VERIFIED, Actor.ORCHESTRATOR, feature.id, data)
+    progress(
+        f"  deploy proof holds: migrations, {len(evidence.passing)} tests and "
+        + ", ".join(f"GET {s.path} {s.status}" for s in smoke)
+    )
+
+
+def run_app_and_probe(
+    project: Project, checkout: Path, database_url: str, paths: list[str]
+) -> list[SmokeResult]:
+    """Start the app on 127.0.0.1 against `database_url`, GET each path, stop it."""
+    template = project.config.deploy.command
+    if not template:
+        return []
+    port = free_port()
+    argv = [part.replace("{port}", str(port)) for part in template]
+    log = checkout.parent / f"app-{port}.log"
+    # The one long-lived child outside the agents' runner: it must outlive a request loop and
+    # be stopped as a process group (uvicorn may fork workers).
+    with log.open("wb") as output:
+        child = subprocess.Popen(  # argv from consort.toml, no shell
+            argv,
+            cwd=checkout,
+            env=test_env(database_url),
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        if not _wait_until_up(
+            base, paths[0] if paths else "/", child, project.config.deploy.startup_timeout
+        ):
+            tail = log.read_text(encoding="utf-8", errors="replace")[-500:]
+            return [
+                SmokeResult(
+                    paths[0] if paths else "/", None, f"(the app did not start: {tail.strip()})"
+                )
+            ]
+        return [_get(base, path) for path in paths]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGTERM)
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+        log.unlink(missing_ok=True)
+
+
+def _wait_until_up(base: str, path: str, child: subprocess.Popen[bytes], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            return False
+        if _get(base, path).status is not None:
+            return True
+        time.sleep(POLL_S)
+    return False
+
+
+def _get(base: str, path: str) -> SmokeResult:
+    try:
+        with urllib.request.urlopen(base + path, timeout=5) as response:  # noqa: S310 -- loopback
+            return SmokeResult(path, int(response.status))
+    except urllib.error.HTTPError as exc:
+        return SmokeResult(path, exc.code)
+    except (urllib.error.URLError, OSError) as exc:
+        return SmokeResult(path, None, str(exc))
+
+
+def promote(
+    project: Project, ledger: Ledger, feature: FeatureState, build: BuildState, progress: Progress
+) -> None:
+    paired = PairedBranches(project)
+    base = _base(build)
+    git = Git(project.root)
+    if git.current_branch() != base:
+        raise UsageError(
+            f"promoting {feature.id} merges into {base}, which is not checked out",
+            fix=f"`consort branch switch {base}`, then `consort drive`",
+        )
+    if not git.is_clean(ignoring=(".consort",)):
+        raise UsageError(
+            f"{base} has uncommitted changes: promoting would merge into them",
+            fix="commit or stash them, then `consort drive`",
+        )
+    checkout = _ensure_worktree(
+        project,
+        project.state_dir / WORKTREES_DIR / feature.id / FEATURE_CHECKOUT,
+        build.feature_branch,
+    )
+    Git(checkout).run("reset", "-q", "--hard", build.feature_branch)
+    parent = paired.database_of(base)
+    # 1. the migrations must succeed on a fresh child of the parent before they touch it
+    with paired.dbs.ephemeral(parent) as child:
+        _migrate(project, checkout, child.url, f"a throwaway copy of {base}")
+    # 2. merge, 3. migrate the parent itself
+    git.run(
+        "-c",
+        "user.name=Consort",
+        "-c",
+        "user.email=consort@localhost",
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        f"Promote {feature.id}: {feature.title}",
+        build.feature_branch,
+    )
+    commit = git.out("rev-parse", "HEAD")
+    _migrate(project, project.root, paired.url(base), base)
+    # 4. the suite against a fresh child of the promoted parent
+    evidence, report = run_suite(
+        project,
+        paired.dbs,
+        project.root,
+        parent,
+        commit,
+        label=f"promote-{feature.id.split('-')[0]}",
+    )
+    problems = list(evidence.problems)
+    if report is not None:
+        problems += green_problems(report, evidence.exit_code or 0, (), 0)
+    if problems:
+        raise ConsortError(
+            f"{base} after promoting {feature.id} does not pass: " + "; ".join(problems[:5]),
+            fix=f"the merge is commit {commit[:10]}; fix {base}, then `consort drive`",
+        )
+    deleted = _delete_feature_branches(project, paired, feature, build)
+    ledger.append(
+        EventType.FEATURE_PROMOTED,
+        Actor.ORCHESTRATOR,
+        feature.id,
+        {"commit": commit, "into": base, "run": evidence.as_data(), "deleted": deleted},
+    )
+    progress(
+        f"  promoted {feature.id} into {base} ({commit[:10]}); removed {len(deleted)} branches"
+    )
+
+
+def _migrate(project: Project, cwd: Path, url: str, where: str) -> None:
+    command = project.config.migrate.command
+    if not command:
+        return
+    result = proc.run(command, cwd=cwd, env=test_env(url), check=False, timeout=300)
+    if not result.ok:
+        raise ConsortError(
+            f"the migrations failed on {where}: " + (result.stderr or result.stdout).strip()[-500:]
+        )
+
+
+def _delete_feature_branches(
+    project: Project, paired: PairedBranches, feature: FeatureState, build: BuildState
+) -> list[str]:
+    git = Git(project.root)
+    names = [s.branch for s in build.stories] + [build.feature_branch]
+    folder = project.state_dir / WORKTREES_DIR / feature.id
+    for worktree in sorted(folder.glob("*")) if folder.is_dir() else []:
+        git.run("worktree", "remove", "--force", str(worktree), check=False)
+    git.run("worktree", "prune")
+    deleted = []
+    for name in names:
+        if git.branch_exists(name) or paired.dbs.exists(paired.names(name).database):
+            paired.delete(name, force=True)
+            deleted.append(name)
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+    return deleted

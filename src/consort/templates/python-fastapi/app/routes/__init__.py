@@ -1,0 +1,1 @@
+"""Routes: HTTP in and out. They call services, never repositories."""

@@ -1,0 +1,1 @@
+"""Services: the business rules. No HTTP, no SQL."""
