@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from consort import proc
 from consort.branches import PairedBranches
 from consort.fsutil import atomic_write_json
@@ -478,6 +480,10 @@ CHILD_DROP = "child database drop"
 SUITE_REST = "the rest (log tail, evidence)"
 ADMIN_CONNECTIONS = "admin connections opened"
 CONNECTING = "time spent connecting"
+LISTINGS = "database listings (BranchDatabases.infos)"
+LISTING = "time spent listing databases"
+CHECKPOINTS = "checkpoints requested"
+CHECKPOINTING = "time the server spent in them"
 
 
 def the_agent(story: Story, revision: int) -> None:
@@ -517,8 +523,8 @@ def verify_once(story: Story, revision: int, timings: Timings) -> None:
         if not git.out("status", "--porcelain"):
             raise RuntimeError("the agent's change left nothing to commit")
         commit = git.commit_all(f"GREEN {ITEM}: revision {revision}")
-    suite_started = time.perf_counter()
-    with looking_inside_run_suite(story, timings):
+    with RunSuiteProbe(story, timings).watching():
+        suite_started = time.perf_counter()
         evidence, report = runner.run_suite(
             story.project,
             story.paired.dbs,
@@ -527,7 +533,7 @@ def verify_once(story: Story, revision: int, timings: Timings) -> None:
             commit,
             label=f"green-{revision}",
         )
-    timings.add(SUITE_WALL, time.perf_counter() - suite_started)
+        timings.add(SUITE_WALL, time.perf_counter() - suite_started)
     timings.add(TEST_PROCESS, evidence.test_seconds)
     timings.add(SUITE_OVERHEAD, evidence.overhead_seconds)
     with timings.time(RULES):
@@ -565,67 +571,108 @@ def plain_pytest(story: Story, timings: Timings) -> None:
         raise RuntimeError(f"plain pytest exited {result.returncode}:\n{result.stdout[-2000:]}")
 
 
-@contextmanager
-def looking_inside_run_suite(story: Story, timings: Timings) -> Iterator[None]:
-    """Time the calls `run_suite` makes (child create and drop, migrate, parse, connections) by
-    wrapping them where it looks them up, so its overhead is split within the same runs.
+class RunSuiteProbe:
+    """Times the calls `run_suite` makes (child create and drop, migrate, parse, connections,
+    database listings) by wrapping them where it looks them up, so that its overhead is split
+    within the very runs it is measured in. The wrappers add microseconds."""
 
-    The wrappers add microseconds; everything is put back when the block ends."""
-    dbs = story.paired.dbs
-    backend = story.paired.backend
-    originals = {name: getattr(runner, name) for name in ("allocate_run", "_run", "parse_report")}
-    ephemeral, admin = dbs.ephemeral, backend.admin
-
-    def allocate_run(project: Project, label: str) -> Path:
-        with timings.time(RUN_FOLDER):
-            return originals["allocate_run"](project, label)
-
-    def run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float, log: Path) -> Any:
-        part = MIGRATE if log.name == "migrate" else TEST_PROCESS_AND_LOG
-        with timings.time(part):
-            return originals["_run"](argv, cwd, env, timeout, log)
-
-    def parse(path: Path) -> Any:
-        with timings.time(PARSE):
-            return originals["parse_report"](path)
+    def __init__(self, story: Story, timings: Timings):
+        self.story = story
+        self.timings = timings
+        self.dbs = story.paired.dbs
+        self.backend = story.paired.backend
+        self.runner_originals = {
+            name: getattr(runner, name) for name in ("allocate_run", "_run", "parse_report")
+        }
+        self.ephemeral = self.dbs.ephemeral
+        self.admin = self.backend.admin
+        self.infos = self.dbs.infos
+        self.connects: list[float] = []
+        self.listings: list[float] = []
 
     @contextmanager
-    def timed_ephemeral(parent: str, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    def watching(self) -> Iterator[None]:
+        """Wrap for the length of the block, then put everything back and record the counts."""
+        self.connects, self.listings = [], []
+        before = checkpointer(self.story)
+        try:
+            runner.allocate_run = self.allocate_run
+            runner._run = self.run
+            runner.parse_report = self.parse
+            self.dbs.ephemeral = self.timed_ephemeral  # type: ignore[method-assign]
+            self.backend.admin = self.timed_admin  # type: ignore[method-assign]
+            self.dbs.infos = self.timed_infos  # type: ignore[method-assign]
+            yield
+        finally:
+            for name, original in self.runner_originals.items():
+                setattr(runner, name, original)
+            self.dbs.ephemeral = self.ephemeral  # type: ignore[method-assign]
+            self.backend.admin = self.admin  # type: ignore[method-assign]
+            self.dbs.infos = self.infos  # type: ignore[method-assign]
+        self.record(before, checkpointer(self.story))
+
+    def record(self, before: tuple[float, float] | None, after: tuple[float, float] | None) -> None:
+        self.timings.add(ADMIN_CONNECTIONS, len(self.connects))
+        self.timings.add(CONNECTING, sum(self.connects))
+        self.timings.add(LISTINGS, len(self.listings))
+        self.timings.add(LISTING, sum(self.listings))
+        if before is not None and after is not None:
+            self.timings.add(CHECKPOINTS, after[0] - before[0])
+            self.timings.add(CHECKPOINTING, after[1] - before[1])
+
+    def allocate_run(self, project: Project, label: str) -> Path:
+        with self.timings.time(RUN_FOLDER):
+            return self.runner_originals["allocate_run"](project, label)
+
+    def run(
+        self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, log: Path
+    ) -> Any:
+        part = MIGRATE if log.name == "migrate" else TEST_PROCESS_AND_LOG
+        with self.timings.time(part):
+            return self.runner_originals["_run"](argv, cwd, env, timeout, log)
+
+    def parse(self, path: Path) -> Any:
+        with self.timings.time(PARSE):
+            return self.runner_originals["parse_report"](path)
+
+    @contextmanager
+    def timed_ephemeral(self, parent: str, *args: Any, **kwargs: Any) -> Iterator[Any]:
         started = time.perf_counter()
         dropping = started
-        with ephemeral(parent, *args, **kwargs) as child:
-            timings.add(CHILD_CREATE, time.perf_counter() - started)
+        with self.ephemeral(parent, *args, **kwargs) as child:
+            self.timings.add(CHILD_CREATE, time.perf_counter() - started)
             try:
                 yield child
             finally:
                 dropping = time.perf_counter()
-        timings.add(CHILD_DROP, time.perf_counter() - dropping)
+        self.timings.add(CHILD_DROP, time.perf_counter() - dropping)
 
-    def timed_admin(dbname: str = "postgres") -> Any:
+    def timed_admin(self, dbname: str = "postgres") -> Any:
         started = time.perf_counter()
         try:
-            return admin(dbname)
+            return self.admin(dbname)
         finally:
-            connects.append(time.perf_counter() - started)
+            self.connects.append(time.perf_counter() - started)
 
-    connects: list[float] = []
+    def timed_infos(self) -> Any:
+        started = time.perf_counter()
+        try:
+            return self.infos()
+        finally:
+            self.listings.append(time.perf_counter() - started)
+
+
+def checkpointer(story: Story) -> tuple[float, float] | None:
+    """(checkpoints requested, seconds they spent writing and syncing) since the server started;
+    None where the server has no pg_stat_checkpointer (before PostgreSQL 17)."""
     try:
-        for name, wrapper in (
-            ("allocate_run", allocate_run),
-            ("_run", run),
-            ("parse_report", parse),
-        ):
-            setattr(runner, name, wrapper)
-        dbs.ephemeral = timed_ephemeral  # type: ignore[method-assign]
-        backend.admin = timed_admin  # type: ignore[method-assign]
-        yield
-    finally:
-        for name, original in originals.items():
-            setattr(runner, name, original)
-        dbs.ephemeral = ephemeral  # type: ignore[method-assign]
-        backend.admin = admin  # type: ignore[method-assign]
-        timings.add(ADMIN_CONNECTIONS, len(connects))
-        timings.add(CONNECTING, sum(connects))
+        with story.paired.backend.admin() as conn:
+            row = conn.execute(
+                "SELECT num_requested, (write_time + sync_time) / 1000.0 FROM pg_stat_checkpointer"
+            ).fetchone()
+    except psycopg.Error:
+        return None
+    return (float(row[0]), float(row[1])) if row else None
 
 
 def measure(story: Story, iterations: int) -> Timings:
@@ -699,8 +746,17 @@ def report(timings: Timings, iterations: int, server: str) -> str:
         "",
         "run_suite's overhead, split inside the same runs:",
         *render(suite, header),
-        f"  ({connections:.0f} admin connections per run, {median(v[CONNECTING]):.3f} s "
-        "connecting in all, within create and drop)",
+        f"  within create and drop, per run: {connections:.0f} admin connections "
+        f"({median(v[CONNECTING]):.3f} s connecting), {median(v[LISTINGS]):.0f} listings of "
+        f"every database ({median(v[LISTING]):.3f} s)",
+        *(
+            [
+                f"  checkpoints the server ran per run: {median(v[CHECKPOINTS]):.0f} "
+                f"({median(v[CHECKPOINTING]):.3f} s writing and syncing)"
+            ]
+            if CHECKPOINTS in v
+            else []
+        ),
         "",
         *render(totals, header),
         "",

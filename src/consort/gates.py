@@ -8,6 +8,7 @@ configured explicitly, in which case a written policy decides and the ledger say
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -253,15 +254,18 @@ def reject(
 
 
 def _artifact_named_in(note: str, feature: FeatureState) -> ArtifactKind | None:
-    """The artifact a note names first ("architecture: ...", "the db-design misses ...")."""
+    """The artifact a note names first ("architecture: ...", "the db-design misses ...").
+
+    Names count as whole words only: "deluxe" does not name the UX design.
+    """
     lowered = note.lower()
     positions = []
     for step in feature.steps():
         names = {step.artifact.value, step.artifact.value.replace("-", " "), step.role.value}
         for name in names:
-            index = lowered.find(name)
-            if index >= 0:
-                positions.append((index, step.artifact))
+            found = re.search(rf"\b{re.escape(name)}\b", lowered)
+            if found is not None:
+                positions.append((found.start(), step.artifact))
     return min(positions)[1] if positions else None
 
 

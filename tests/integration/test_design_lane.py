@@ -69,7 +69,9 @@ counter.write_text(str(call))
 (control / "pids" / str(os.getpid())).touch()
 seen = control / "seen" / f"{where}--{call}.json"
 seen.parent.mkdir(parents=True, exist_ok=True)
-seen.write_text(json.dumps({"task": task, "env": dict(os.environ), "cwd": os.getcwd()}))
+seen.write_text(
+    json.dumps({"task": task, "env": dict(os.environ), "cwd": os.getcwd(), "pid": os.getpid()})
+)
 behaviours = plan.get(where, [])
 behaviour = behaviours[call - 1] if call <= len(behaviours) else "good"
 ((name, out),) = task["outputs"].items()
@@ -487,7 +489,8 @@ def test_rejection_sends_the_named_artifact_and_later_ones_back(shared: Shared) 
     root, agent = shared.root, shared.agent
     key = intake(root, "Rejected once")
     expect(run(root, "drive", "--feature", short(key)), 0)
-    note = "The architecture must keep the routes out of the service layer"
+    # The note names the architecture ("deluxe" does not name the UX design).
+    note = "For a deluxe feel, the architecture must keep routes out of the service layer"
     said = expect(run(root, "reject", "design", short(key), "--note", note), 0)
     assert "architecture goes back" in said
     status = json.loads(expect(run(root, "status", "--json"), 0))

@@ -40,6 +40,16 @@ from tests.integration.test_design_lane import (
 
 pytestmark = pytest.mark.integration
 
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie counts as dead: some container inits never reap orphans)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
 KILLED = -signal.SIGKILL
 
 
@@ -211,3 +221,30 @@ def test_kill_while_an_agent_runs_leaves_it_no_way_to_spoil_the_resume(
     assert agent.calls(key, "spec") == 2
     crashable.same_end_state(key)
     verified(root)
+
+
+def test_ctrl_c_stops_at_a_safe_point_and_stops_the_agent(crashable: Crashable) -> None:
+    root, agent = crashable.root, crashable.agent
+    key = intake(root, "Interrupted by a person")
+    agent.plan(key, "architecture", "wait-for-go")
+    drive = crashable.start_drive(key)
+    try:
+        agent.wait_until_waiting(key, "architecture")
+        drive.send_signal(signal.SIGINT)  # what Ctrl-C sends to the foreground process
+        out, _ = drive.communicate(timeout=60)
+    finally:
+        agent.go(key, "architecture")
+    assert drive.returncode == 1, out
+    assert "interrupted" in out and "resumes" in out
+    last = [e for e in events(root) if e.subject == key][-1]
+    assert last.type is EventType.DRIVE_STOPPED
+    assert last.data["reason"] == "interrupted"
+    pid = agent.seen(key, "architecture", 1)["pid"]
+    deadline = time.monotonic() + 10
+    while alive(pid):
+        assert time.monotonic() < deadline, "the agent outlived the interrupted drive"
+        time.sleep(0.05)
+    verified(root)
+    expect(run(root, "drive", "--feature", short(key)), 0)
+    assert agent.calls(key, "architecture") == 2
+    crashable.same_end_state(key)

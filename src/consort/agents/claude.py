@@ -181,7 +181,9 @@ class _Reader:
                 continue
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 self.summary.last_text = block["text"]
-            elif block.get("type") == "tool_use" and block.get("name") in EDIT_TOOLS:
+            if block.get("type") == "tool_use":
+                self.summary.tool_calls += 1
+            if block.get("type") == "tool_use" and block.get("name") in EDIT_TOOLS:
                 tool = str(block["name"])
                 tool_input = block.get("input")
                 path = tool_input.get(EDIT_TOOLS[tool]) if isinstance(tool_input, dict) else None

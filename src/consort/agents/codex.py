@@ -65,6 +65,7 @@ from consort.errors import ConsortError
 from consort.guard import CODEX_HOOK_MATCHER
 
 PROGRAM = "codex"
+ACTING_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call"})
 HOOKS_SINCE = (0, 124, 0)
 HOOK_TIMEOUT_S = 60
 PROBE_TIMEOUT_S = 15.0
@@ -200,6 +201,7 @@ def _output(argv: list[str], env: Mapping[str, str] | None = None) -> str:
 class _Reader:
     workdir: Path
     summary: StreamSummary = field(default_factory=StreamSummary)
+    tool_ids: set[str] = field(default_factory=set)
 
     def event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -218,8 +220,13 @@ class _Reader:
             self._usage(event.get("usage"))
         elif kind == "error":
             summary.errors.append(as_str(event.get("message")) or "error")
-        elif kind == "item.completed" and isinstance(event.get("item"), dict):
-            self._item(event["item"])
+        elif kind in ("item.started", "item.completed") and isinstance(event.get("item"), dict):
+            item = event["item"]
+            if (item.get("type") or item.get("item_type")) in ACTING_ITEMS:
+                self.tool_ids.add(str(item.get("id", len(self.tool_ids))))
+                summary.tool_calls = len(self.tool_ids)
+            if kind == "item.completed":
+                self._item(item)
 
     def _item(self, item: dict[str, Any]) -> None:
         item_type = item.get("type") or item.get("item_type")

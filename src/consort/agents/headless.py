@@ -7,6 +7,11 @@
   failure is classified: a transient API error (overload, rate limit, 5xx, dropped connection) is
   retried with exponential backoff, a missing or expired login fails at once with the command
   that fixes it, anything else is a failed attempt;
+- two problems are the user's to fix, not the agent's failed attempts, and stop the run with a
+  `UsageError` (exit 2) so that no attempt is spent on them: the CLI is not installed, or its
+  login is missing or expired while the agent has not yet called a single tool (so it changed
+  nothing). A login that expires mid-turn ends the turn as a failed attempt instead, so that
+  Consort's post-turn checks still look at what the agent changed;
 - the record of what the agent reported (final message, cost, tokens, duration, the files it says
   it edited, refused edits, every attempt), written to `agent.json` in the turn folder, beside
   the git diff Consort takes itself. It is the agent's say-so, kept for people and for the log;
@@ -23,11 +28,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
+from typing import NoReturn
 
 from consort.agents.base import TurnOutcome
 from consort.agents.command import Limits, run_agent_process
 from consort.agents.stream import StreamLines, read_jsonl
 from consort.agents.task import Task, TurnDir
+from consort.errors import UsageError
 from consort.fsutil import atomic_write_json, atomic_write_text
 
 RECORD_FILE = "agent.json"
@@ -78,6 +85,7 @@ class StreamSummary:
     duration_ms: int | None = None
     num_turns: int | None = None
     edits: list[ReportedEdit] = field(default_factory=list)
+    tool_calls: int = 0  # tool calls the agent made (any tool)
     errors: list[str] = field(default_factory=list)  # error texts the stream carried
     last_text: str | None = None  # the agent's last message, for error classification
     malformed: int = 0
@@ -163,7 +171,7 @@ def run_headless(
     started = time.monotonic()
     turn_dir.path.mkdir(parents=True, exist_ok=True)
     if find_program(call.argv[0], env) is None:
-        return _not_installed(call, turn_dir, env, started)
+        _not_installed(call, turn_dir, env)
     attempts: list[AttemptRecord] = []
     number = 0
     while True:
@@ -200,32 +208,36 @@ def run_headless(
         if not retrying:
             break
         sleep(retry.delay(number))
+    record = AgentRecord(
+        adapter=call.adapter,
+        status="",
+        message=None,
+        model=summary.model or call.model,
+        session_id=summary.session_id,
+        result=summary.result,
+        cost_usd=summary.cost_usd,
+        usage=summary.usage,
+        duration_ms=summary.duration_ms,
+        num_turns=summary.num_turns,
+        edits=summary.edits,
+        malformed_lines=summary.malformed,
+        malformed_samples=summary.malformed_samples,
+        guard=call.guard,
+        attempts=attempts,
+    )
+    if kind is FailureKind.AUTH and summary.tool_calls == 0:
+        problem = f"{call.profile.name} is not logged in, or its login expired ({message})"
+        record.status, record.message = "login-needed", problem
+        write_record(turn_dir, record)
+        raise UsageError(problem, fix=call.profile.login_fix)
     final = _final_outcome(
         call.profile, outcome=outcome, kind=kind, message=message, attempts=number, started=started
     )
     if final.error is not None and final.error != outcome.error:
         with turn_dir.stderr_path.open("a", encoding="utf-8") as err:
             err.write(f"consort: {final.error}\n")
-    write_record(
-        turn_dir,
-        AgentRecord(
-            adapter=call.adapter,
-            status=_status(final, kind),
-            message=final.error or message,
-            model=summary.model or call.model,
-            session_id=summary.session_id,
-            result=summary.result,
-            cost_usd=summary.cost_usd,
-            usage=summary.usage,
-            duration_ms=summary.duration_ms,
-            num_turns=summary.num_turns,
-            edits=summary.edits,
-            malformed_lines=summary.malformed,
-            malformed_samples=summary.malformed_samples,
-            guard=call.guard,
-            attempts=attempts,
-        ),
-    )
+    record.status, record.message = _status(final, kind), final.error or message
+    write_record(turn_dir, record)
     return final
 
 
@@ -300,43 +312,19 @@ def _status(outcome: TurnOutcome, kind: FailureKind) -> str:
     )
 
 
-def _not_installed(
-    call: HeadlessCall, turn_dir: TurnDir, env: Mapping[str, str], started: float
-) -> TurnOutcome:
-    program = call.argv[0]
-    message = (
-        f"{call.profile.name} (`{program}`) is not installed or not on the agent's PATH "
-        f"({env.get('PATH', '')}): {call.profile.install_hint}"
+def _not_installed(call: HeadlessCall, turn_dir: TurnDir, env: Mapping[str, str]) -> NoReturn:
+    problem = (
+        f"{call.profile.name} (`{call.argv[0]}`) is not installed, or not on the agent's PATH "
+        f"({env.get('PATH', '')})"
     )
     atomic_write_text(turn_dir.stdout_path, "")
-    atomic_write_text(turn_dir.stderr_path, f"consort: {message}\n")
-    write_record(
-        turn_dir,
-        AgentRecord(
-            call.adapter,
-            "not-installed",
-            message,
-            call.model,
-            None,
-            None,
-            None,
-            {},
-            None,
-            None,
-            [],
-            0,
-            [],
-            call.guard,
-            [],
-        ),
-    )
-    return TurnOutcome(
-        127,
-        time.monotonic() - started,
-        turn_dir.stdout_path,
-        turn_dir.stderr_path,
-        error=message,
-    )
+    atomic_write_text(turn_dir.stderr_path, f"consort: {problem}\n")
+    record = AgentRecord(
+        call.adapter, "not-installed", problem, call.model, None, None, None, {}, None, None,
+        [], 0, [], call.guard, [],
+    )  # fmt: skip
+    write_record(turn_dir, record)
+    raise UsageError(problem, fix=call.profile.install_hint)
 
 
 def write_record(turn_dir: TurnDir, record: AgentRecord) -> None:

@@ -1,0 +1,66 @@
+"""`consort demo`: the StockFlow sample, end to end."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from consort.clikit import handled
+
+
+def register(group: click.Group) -> None:
+    group.add_command(demo)
+
+
+@click.command()
+@click.argument("directory", required=False, type=click.Path(path_type=Path))
+@click.option("--setup-only", is_flag=True, help="Prepare the project without driving it.")
+@handled
+def demo(directory: Path | None, setup_only: bool) -> None:
+    """Build StockFlow, a small inventory app, from the product owner's words to a promoted main
+    branch: design, build, deploy and promote, with replayed agents and the human proxy.
+
+    DIRECTORY defaults to a new ./stockflow-demo folder.
+    """
+    from consort import demo as sample
+    from consort import ui
+
+    ui.say("[bold yellow]" + "=" * 78 + "[/]")
+    ui.say(
+        "[bold yellow]  DEMO MODE: agents are REPLAYED from a recording, and every gate is passed[/]"
+    )
+    ui.say(
+        "[bold yellow]  by the HUMAN PROXY policy (recorded as 'proxy' in the ledger), not a person.[/]"
+    )
+    ui.say("[bold yellow]" + "=" * 78 + "[/]")
+    project = sample.setup(directory, lambda line: ui.say(f"[dim]>[/dim] {line}"))
+    where = project.root
+    if setup_only:
+        ui.done(f"StockFlow is set up in {where}")
+        ui.say(f"step through it: cd {where} && consort next && consort drive --max-steps 1")
+        ui.say('(gates mode is proxy; set [gates] mode = "interactive" to approve them yourself)')
+        return
+    report = sample.run(project, lambda line: ui.say(f"[dim]>[/dim] {line}"))
+    if report.code != 0:
+        ui.error(f"the demo stopped: {report.message}")
+        ui.say(f"look around: cd {where} && consort status && consort log")
+        sys.exit(int(report.code))
+    total = sum(report.seconds.values())
+    ui.say("")
+    ui.done(f"StockFlow built and promoted in {total:.0f} s  ({where})")
+    ui.table(
+        "What happened",
+        ["", ""],
+        [[name, str(value)] for name, value in report.facts.items()]
+        + [[f"time: {lane}", f"{seconds:.1f} s"] for lane, seconds in report.seconds.items()],
+    )
+    ui.say("look around:")
+    ui.say(f"  cd {where}")
+    ui.say("  consort status        # features, gates, branches")
+    ui.say("  consort log           # every event, hash-chained")
+    ui.say("  consort verify        # re-prove every gate and cycle")
+    ui.say(
+        f"  {sys.executable} -m uvicorn app.main:app --port 8000   # then open http://127.0.0.1:8000/"
+    )
