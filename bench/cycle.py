@@ -11,8 +11,13 @@ the driver's turn, and times each of Consort's parts: reset the worktree to the 
 commit, snapshot the worktree and the main checkout, guard both (revert what the turn may not
 change), commit, `run_suite` (throwaway child database, migrate command, pytest with a JUnit
 report, parse, drop: split into the test process's time and the rest), the GREEN rules, and the
-ledger and cycle record. Beside it, in the same run: the plain pytest command on the same tests
-against the story database, without Consort, and the parts of `run_suite`'s overhead timed apart.
+ledger and cycle record. `run_suite`'s overhead is split further, within the same runs, by
+wrapping the calls it makes (child create and drop, the migrate command, the report parse), and
+the server's checkpoints during each run are read from pg_stat_checkpointer. Beside it, in the
+same run: the plain pytest command on the same tests against the story database, no Consort.
+
+Create and drop copy files and wait for checkpoints (fsync): on a busy disk they vary by several
+times between runs, so read the min column beside the median.
 
 This is a benchmark, never a test: it exits 0 when it could measure, whether the goal holds or
 not, and non-zero only when something failed. Everything it makes is removed at the end.

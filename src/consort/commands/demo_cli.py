@@ -28,12 +28,11 @@ def demo(directory: Path | None, setup_only: bool) -> None:
     from consort import ui
 
     ui.say("[bold yellow]" + "=" * 78 + "[/]")
-    ui.say(
-        "[bold yellow]  DEMO MODE: agents are REPLAYED from a recording, and every gate is passed[/]"
-    )
-    ui.say(
-        "[bold yellow]  by the HUMAN PROXY policy (recorded as 'proxy' in the ledger), not a person.[/]"
-    )
+    for line in (
+        "DEMO MODE: agents are REPLAYED from a recording, and every gate is passed",
+        "by the HUMAN PROXY policy (recorded as 'proxy' in the ledger), not a person.",
+    ):
+        ui.say(f"[bold yellow]  {line}[/]")
     ui.say("[bold yellow]" + "=" * 78 + "[/]")
     project = sample.setup(directory, lambda line: ui.say(f"[dim]>[/dim] {line}"))
     where = project.root
