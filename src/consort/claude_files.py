@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from consort.agents.task import Role
 from consort.errors import ConsortError
 from consort.fsutil import atomic_write_json, atomic_write_text
-from consort.project import STATE_DIR, Project
+from consort.project import Project
 
 if TYPE_CHECKING:
     from consort.commands.init import InitReport
@@ -117,9 +117,12 @@ Record a feature request in Consort (the plan lane), from the project root.
    Without a request, run `consort status` instead and ask the user for one.
 2. Run `consort next`.
 
-""" + _REPORT,
+"""
+        + _REPORT,
     ),
-    _drive_command("design", "spec, architecture, DB design, test list and UX up to the design gate"),
+    _drive_command(
+        "design", "spec, architecture, DB design, test list and UX up to the design gate"
+    ),
     _drive_command("build", "red, green and refactor cycles of every story, run and verified"),
     _drive_command("deploy", "migrations and the full suite on a throwaway database branch"),
 )
@@ -207,7 +210,8 @@ def sync(project: Project, *, dry_run: bool = False, force: bool = False) -> Syn
         manifest[relative] = _digest(text)
     if not dry_run:
         atomic_write_json(
-            manifest_path(project), {"version": MANIFEST_VERSION, "files": dict(sorted(manifest.items()))}
+            manifest_path(project),
+            {"version": MANIFEST_VERSION, "files": dict(sorted(manifest.items()))},
         )
     return report
 
@@ -258,6 +262,3 @@ def init_step(project: Project, report: InitReport) -> None:
         report.warnings.append(
             f"kept your own {names}; `consort update-agents --force` replaces them"
         )
-
-
-__all__ = ["STATE_DIR", "FileAction", "PlannedFile", "SyncReport", "init_step", "sync"]

@@ -314,6 +314,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "consort.commands.log_cli",
     "consort.commands.schema_cli",
     "consort.commands.orchestrate_cli",
+    "consort.commands.guard_cli",
     "consort.commands.demo_cli",
 )
 

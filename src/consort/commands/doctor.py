@@ -54,7 +54,36 @@ def checks(start: Path | None = None) -> list[Check]:
     else:
         found.append(Check("git", CheckState.FAIL, "not installed"))
     found += _postgres_checks()
+    found += _agent_checks()
     found += _project_checks(start)
+    return found
+
+
+def _agent_checks() -> list[Check]:
+    """The agent CLIs: installed?, version, logged in? (where credentials are, never what)."""
+    from consort.agents import claude, codex
+    from consort.agents.headless import find_program, program_version
+
+    found: list[Check] = []
+    for name, install_hint, login_status in (
+        (claude.PROGRAM, claude.PROFILE.install_hint, claude.login_status),
+        (codex.PROGRAM, codex.PROFILE.install_hint, codex.login_status),
+    ):
+        path = find_program(name)
+        if path is None:
+            found.append(Check(name, CheckState.INFO, f"not installed ({install_hint})"))
+            continue
+        version = program_version(path) or "version unknown"
+        found.append(Check(name, CheckState.INFO, f"{version} ({path})"))
+        text, logged_in = login_status(path)
+        state = (
+            CheckState.INFO
+            if logged_in is None
+            else CheckState.OK
+            if logged_in
+            else CheckState.WARN
+        )
+        found.append(Check(f"{name} login", state, text))
     return found
 
 

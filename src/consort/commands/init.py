@@ -123,6 +123,13 @@ def step_role_prompts(project: Project, report: InitReport) -> None:
         report.done.append(f"wrote the role prompts to {STATE_DIR}/roles/ (edit them to taste)")
 
 
+def step_claude_files(project: Project, report: InitReport) -> None:
+    """Claude Code's role agents and /plan /design /build /deploy commands, in .claude/."""
+    from consort.claude_files import init_step
+
+    init_step(project, report)
+
+
 def step_ledger(project: Project, report: InitReport) -> None:
     from consort import __version__
     from consort.ledger import Actor, EventType, Ledger, ledger_path
@@ -216,6 +223,7 @@ STEPS: tuple[Step, ...] = (
     step_gitignore,
     step_state_dir,
     step_role_prompts,
+    step_claude_files,
     step_ledger,
     step_initial_commit,
     step_database,

@@ -1,0 +1,127 @@
+"""`consort demo` end to end: StockFlow from the product owner's words to a promoted main."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.helpers import consort, git, ok
+from tests.integration.conftest import destroy_project_cluster
+
+pytestmark = pytest.mark.integration
+
+
+def _events(root: Path) -> list[dict]:
+    lines = (root / ".consort" / "ledger.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    root = tmp_path_factory.mktemp("demo") / "stockflow"
+    result = consort("demo", str(root), cwd=root.parent, timeout=600)
+    yield root, result.stdout + result.stderr
+    destroy_project_cluster(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_demo_completes_and_verifies(demo):
+    root, output = demo
+    assert "DEMO MODE" in output and "HUMAN PROXY" in output
+    assert "built and promoted" in output
+    ok(consort("verify", cwd=root))
+    kinds = [e["type"] for e in _events(root)]
+    assert "feature.promoted" in kinds
+    assert kinds.count("story.merged") == 3
+    assert kinds.count("red.verified") >= 9
+    assert "green.failed" in kinds  # the recorded repair
+    assert "refactor.verified" in kinds  # the refactor the review asked for
+    approvals = [e for e in _events(root) if e["type"] == "gate.approved"]
+    assert approvals and all(e["actor"] == "proxy" for e in approvals)
+
+
+def test_the_apps_suite_passes_against_the_promoted_main_database(demo):
+    root, _ = demo
+    url = ok(consort("db", "url", "main", cwd=root)).strip()
+    with psycopg.connect(url) as conn:
+        tables = {
+            r[0]
+            for r in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+            ).fetchall()
+        }
+    assert {"alembic_version"} < tables and len(tables) >= 3
+    # run the suite on a copy, as the app's own tests write rows
+    ok(consort("branch", "create", "check-suite", cwd=root))
+    try:
+        check_url = ok(consort("db", "url", "check-suite", cwd=root)).strip()
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            cwd=root,
+            env={
+                "PATH": "/usr/bin:/bin",
+                "DATABASE_URL": check_url,
+                "PYTHONDONTWRITEBYTECODE": "1",
+            },
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert " passed" in result.stdout
+    finally:
+        ok(consort("branch", "delete", "check-suite", "--force", cwd=root))
+
+
+def test_every_test_file_at_head_is_identical_to_its_red_commit(demo):
+    root, _ = demo
+    for event in _events(root):
+        if event["type"] != "red.verified":
+            continue
+        red = event["data"]["commit"]
+        for test_file in event["data"]["plan"]["test_files"]:
+            at_red = git(root, "rev-parse", f"{red}:{test_file}")
+            at_head = git(root, "rev-parse", f"HEAD:{test_file}")
+            if at_red != at_head:
+                # a later cycle may extend the same file; then it must match that cycle's RED
+                later = [
+                    e["data"]["commit"]
+                    for e in _events(root)
+                    if e["type"] == "red.verified" and test_file in e["data"]["plan"]["test_files"]
+                ]
+                assert git(root, "rev-parse", f"{later[-1]}:{test_file}") == at_head, test_file
+
+
+def test_no_database_branch_is_left_but_main(demo):
+    root, _ = demo
+    rows = json.loads(ok(consort("branch", "list", "--json", cwd=root)))
+    assert [r["name"] for r in rows if r["database"]] == ["main"]
+    url = ok(consort("db", "url", "main", cwd=root)).strip()
+    assert url.endswith("/main")
+
+
+def test_setup_only_then_drive_in_steps_reaches_the_same_end(tmp_path):
+    root = tmp_path / "steps"
+    try:
+        out = ok(consort("demo", str(root), "--setup-only", cwd=tmp_path))
+        assert "set up" in out
+        assert not any(e["type"] == "turn.started" for e in _events(root))
+        steps = 0
+        while True:
+            result = consort("drive", "--max-steps", "10", cwd=root, timeout=600)
+            assert result.returncode == 0, result.stdout + result.stderr
+            steps += 1
+            if "every feature is done" in result.stdout:
+                break
+            assert steps < 30, "the demo does not finish in steps"
+        ok(consort("verify", cwd=root))
+        assert any(e["type"] == "feature.promoted" for e in _events(root))
+    finally:
+        destroy_project_cluster(root)
