@@ -361,42 +361,56 @@ class Bench:
         self.dbs.drop(database)
         return time.perf_counter() - started
 
+    def create_children(
+        self, parent: Parent, mode: TemplateMode = TemplateMode.DISCONNECT, point: str | None = None
+    ) -> tuple[list[str], list[float]]:
+        """`repeats` children, kept: they are dropped by the caller (or here, on failure)."""
+        made: list[str] = []
+        times: list[float] = []
+        try:
+            for _ in range(self.repeats):
+                names, took = self.timed_create(
+                    parent.names.database, f"{mode.value[0]}{parent.size_mb}", mode, point=point
+                )
+                made.append(names.database)
+                times.append(took)
+        except BaseException:
+            for database in made:
+                self.dbs.drop(database)
+            raise
+        return made, times
+
+    def drop_all(self, databases: list[str]) -> list[float]:
+        return [self.timed_drop(database) for database in databases]
+
     def create_and_drop(self, parent: Parent) -> CreateTimes:
         """Children are kept until all are made, as branches are: on this kind of disk a copy
         into space freed just before runs several times faster than one into new space."""
-        made: list[str] = []
-        creates: list[float] = []
-        drops: list[float] = []
+        made, creates = self.create_children(parent)
+        return CreateTimes(creates, self.drop_all(made))
+
+    def both_modes(self, parent: Parent) -> tuple[CreateTimes, SnapshotTimes]:
+        """DISCONNECT children stay while the SNAPSHOT series runs, so both write to new space."""
+        made, creates = self.create_children(parent)
         try:
-            for _ in range(self.repeats):
-                names, took = self.timed_create(parent.names.database, f"c{parent.size_mb}")
-                made.append(names.database)
-                creates.append(took)
+            snap = self.snapshot_creates(parent)
         finally:
-            for database in made:
-                drops.append(self.timed_drop(database))
-        return CreateTimes(creates, drops)
+            drops = self.drop_all(made)
+        return CreateTimes(creates, drops), snap
 
     def snapshot_creates(self, parent: Parent) -> SnapshotTimes:
         """Time the snapshot on its own (BranchDatabases.snapshot, which a branch point's first
         SNAPSHOT create calls), then creates that find it by its point and reuse it."""
         point = f"bench-point-{parent.size_mb}-{self._counter}"
-        made: list[str] = []
         try:
             self.checkpoint()
             started = time.perf_counter()
             self.dbs.snapshot(parent.names.database, point=point)
             snapshot = time.perf_counter() - started
-            reuse = []
-            for _ in range(max(1, self.repeats)):
-                names, took = self.timed_create(
-                    parent.names.database, f"s{parent.size_mb}", TemplateMode.SNAPSHOT, point=point
-                )
-                made.append(names.database)
-                reuse.append(took)
-        finally:
+            made, reuse = self.create_children(parent, TemplateMode.SNAPSHOT, point)
             for database in made:
                 self.dbs.drop(database)
+        finally:
             self.drop_snapshots_of(parent.names.database)
         return SnapshotTimes(snapshot, reuse)
 
@@ -664,8 +678,8 @@ def measure_sizes(
 ) -> None:
     for size_mb, parent in parents.items():
         label = f"{parent.label} ({mib(parent.size_bytes)})"
-        progress(f"timing create/drop of the {parent.label} parent")
-        times = bench.create_and_drop(parent)
+        progress(f"timing DISCONNECT and SNAPSHOT creates of the {parent.label} parent")
+        times, snap = bench.both_modes(parent)
         created = median(times.create)
         goal = goal_for(size_mb)
         section.add(
@@ -678,8 +692,6 @@ def measure_sizes(
         )
         section.add(Row(f"drop {label}, median of {len(times.drop)}", spread(times.drop)))
 
-        progress(f"timing SNAPSHOT creates of the {parent.label} parent")
-        snap = bench.snapshot_creates(parent)
         reused = median(snap.reuse)
         section.add(
             Row(

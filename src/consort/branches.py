@@ -158,7 +158,9 @@ class PairedBranches:
     def rows(self) -> list[BranchRow]:
         git_branches = set(self.git.branches())
         current = self.git.current_branch()
-        infos = {i.branch: i for i in self.dbs.infos() if i.kind is DbKind.BRANCH and i.branch}
+        infos = {
+            i.branch: i for i in self.dbs.infos(sizes=True) if i.kind is DbKind.BRANCH and i.branch
+        }
         by_db = {i.database: i.branch for i in infos.values()}
         rows = []
         for name in sorted(git_branches | set(infos)):

@@ -307,7 +307,7 @@ def _agent_turn(
         project_base,
         (),
         (),
-        exempt=(str(turn.path.relative_to(ctx.project.root)),),
+        exempt=(str(turn.path.relative_to(ctx.project.root)) + "/",),
     )
     for violation in violations:
         ctx.append(
@@ -405,11 +405,16 @@ def _cycle_record(
 
 
 def _commit(worktree: Path, message: str) -> str | None:
-    """Commit everything in the worktree; None when there was nothing to commit."""
+    """Commit everything in the worktree; None when there was nothing to commit.
+
+    Then remove every file the commit does not hold, git-ignored ones included, so the test run
+    sees exactly the commit: a file hidden from git (a conftest.py behind a .gitignore entry)
+    cannot change what the tests do.
+    """
     git = Git(worktree)
-    if not git.out("status", "--porcelain"):
-        return None
-    return git.commit_all(message)
+    commit = git.commit_all(message) if git.out("status", "--porcelain") else None
+    git.run("clean", "-q", "-ffdx")
+    return commit
 
 
 def _run(

@@ -15,7 +15,7 @@ from consort.errors import ConsortError, ExitCode
 from consort.gates import covered_hashes, proxy_policy
 from consort.humans import refuse_agent
 from consort.intake import resolve_feature
-from consort.ledger import Actor, EventType, Ledger, hold_writer, ledger_path
+from consort.ledger import Actor, EventType, Ledger, LedgerError, hold_writer, ledger_path
 from consort.machine import LANE_ORDER, Action, ActionKind, Lane, next_action
 from consort.project import Project
 from consort.state import GateKind, GateStatus, State, step_for_artifact
@@ -73,6 +73,16 @@ def drive(
             return DriveResult(
                 ExitCode.ERROR, 0, None, "interrupted; `consort drive` resumes from here"
             )
+        except LedgerError:
+            raise  # the ledger cannot take the record of its own damage
+        except ConsortError as exc:
+            ledger.append(
+                EventType.DRIVE_STOPPED,
+                Actor.ORCHESTRATOR,
+                key or "project",
+                {"reason": "error", "message": exc.message, "exit_code": int(exc.code)},
+            )
+            raise
         ledger.append(
             EventType.DRIVE_STOPPED,
             Actor.ORCHESTRATOR,

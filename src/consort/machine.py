@@ -122,8 +122,9 @@ def next_action(state: State, feature: str | None = None) -> Action:
             "no feature requests yet",
             command="consort intake feature --file request.md",
         )
-    # Integrity first, across every feature in scope: a drifted gate stops everything.
-    for each in features:
+    # Integrity first, across every feature of the project (not only those in scope): a drifted
+    # gate anywhere stops everything.
+    for each in state.features:
         if each.design_gate.status is GateStatus.APPROVED and each.design_gate.drifted:
             return Action(
                 ActionKind.INTEGRITY_STOP,

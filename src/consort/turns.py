@@ -99,7 +99,7 @@ def run_design_turn(
         writable=(),
         protected=tuple(project.config.build.protected),
         outputs=(),
-        exempt=(str(turn.path.relative_to(project.root)),),
+        exempt=(str(turn.path.relative_to(project.root)) + "/",),
     )
     problems = _outcome_problems(outcome) + [
         f"wrote {v.path} outside its scope ({v.rule}); the change was reverted" for v in violations

@@ -197,9 +197,9 @@ def test_repair_loop_then_escalation_with_the_runner_output(tmp_path_factory):
         # a person steps in: the honest driver repairs it and the story completes
         configure(root)
         ok(consort("retry", "F1", "--note", "keep answer() at 42", cwd=root))
-        result = consort("drive", cwd=root)
+        result = consort("drive", "--until", "build", cwd=root)
         assert result.returncode == 0, result.stdout + result.stderr
-        assert "deploy lane is not available yet" in result.stdout
+        assert "reached the end of the build lane" in result.stdout
         verify_ok(root)
     finally:
         destroy_project_cluster(root)
@@ -209,7 +209,7 @@ def test_honest_pair_completes_the_story_with_a_refactor(tmp_path_factory):
     root = _new_project(tmp_path_factory, "honest")
     try:
         configure(root, reviewer="review-refactor")
-        result = consort("drive", cwd=root)
+        result = consort("drive", "--until", "build", cwd=root)
         assert result.returncode == 0, result.stdout + result.stderr
         kinds = [e["type"] for e in events(root)]
         for kind in (
@@ -283,7 +283,7 @@ def test_an_approved_amendment_changes_the_test_with_before_and_after_hashes(tmp
         change = amendment["data"]["files"]["tests/test_t1.py"]
         assert change["before"] and change["after"] and change["before"] != change["after"]
         configure(root)
-        result = consort("drive", cwd=root)
+        result = consort("drive", "--until", "build", cwd=root)
         assert result.returncode == 0, result.stdout + result.stderr
         assert "6 * 7" in git(root, "show", f"feature/{FEATURE}:tests/test_t1.py")
         verify_ok(root)

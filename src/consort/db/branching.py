@@ -130,18 +130,25 @@ class BranchDatabases:
 
     # ---- reading ---------------------------------------------------------------------------
 
-    def infos(self) -> list[DbInfo]:
+    def infos(self, *, sizes: bool = False) -> list[DbInfo]:
+        """Every database Consort made; `sizes` adds their sizes (a stat of every file)."""
+        size = "pg_database_size(d.oid)" if sizes else "NULL::bigint"
         with self.backend.admin() as conn:
             rows = conn.execute(
-                "SELECT d.datname, shobj_description(d.oid, 'pg_database'),"
-                " pg_database_size(d.oid) FROM pg_database d"
-                " WHERE d.datallowconn OR d.datistemplate ORDER BY d.datname"
+                "SELECT d.datname, shobj_description(d.oid, 'pg_database'), " + size + " "
+                "FROM pg_database d WHERE d.datallowconn OR d.datistemplate ORDER BY d.datname"
             ).fetchall()
         infos = [DbInfo.from_catalog(name, comment, size) for name, comment, size in rows]
         return [info for info in infos if info is not None]
 
     def get(self, database: str) -> DbInfo | None:
-        return next((info for info in self.infos() if info.database == database), None)
+        with self.backend.admin() as conn:
+            row = conn.execute(
+                "SELECT d.datname, shobj_description(d.oid, 'pg_database'), NULL::bigint"
+                " FROM pg_database d WHERE d.datname = %s AND (d.datallowconn OR d.datistemplate)",
+                (database,),
+            ).fetchone()
+        return None if row is None else DbInfo.from_catalog(row[0], row[1], row[2])
 
     def exists(self, database: str) -> bool:
         with self.backend.admin() as conn:

@@ -45,9 +45,10 @@ class RunEvidence:
     passing: tuple[str, ...]
     tests: tuple[str, ...]
     test_seconds: float
-    overhead_seconds: float
+    overhead_seconds: float  # Consort's own share: branching, report parsing, bookkeeping
     output_tail: str = ""
     problems: tuple[str, ...] = field(default=())
+    migrate_seconds: float = 0.0  # the project's migrate command: not Consort's overhead
 
     def as_data(self) -> dict[str, Any]:
         return {
@@ -64,6 +65,7 @@ class RunEvidence:
             "tests": list(self.tests),
             "test_seconds": round(self.test_seconds, 3),
             "overhead_seconds": round(self.overhead_seconds, 3),
+            "migrate_seconds": round(self.migrate_seconds, 3),
         }
 
 
@@ -111,12 +113,15 @@ def run_suite(
     exit_code: int | None = None
     timed_out = False
     test_seconds = 0.0
+    migrate_seconds = 0.0
     tail = ""
     with dbs.ephemeral(parent_database) as child:
         env = test_env(child.url)
         migrate = project.config.migrate.command
         if migrate:
+            migrate_started = time.monotonic()
             result = _run(migrate, worktree, env, MIGRATE_TIMEOUT_S, run_dir / "migrate")
+            migrate_seconds = time.monotonic() - migrate_started
             migrate_exit = result.returncode
             if not result.ok:
                 tail = (result.stdout + result.stderr)[-OUTPUT_TAIL:]
@@ -164,7 +169,8 @@ def run_suite(
         passing=tuple(sorted(report.passed())) if report else (),
         tests=tuple(sorted(report.cases)) if report else (),
         test_seconds=test_seconds,
-        overhead_seconds=time.monotonic() - started - test_seconds,
+        overhead_seconds=time.monotonic() - started - test_seconds - migrate_seconds,
+        migrate_seconds=migrate_seconds,
         output_tail=tail,
         problems=tuple(problems),
     )

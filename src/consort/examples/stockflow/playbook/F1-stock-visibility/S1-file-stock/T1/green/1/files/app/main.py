@@ -1,0 +1,9 @@
+"""The FastAPI application: routers are included here."""
+
+from fastapi import FastAPI
+
+from app.routes import health, skus
+
+app = FastAPI(title="StockFlow")
+app.include_router(health.router)
+app.include_router(skus.router)

@@ -1,0 +1,30 @@
+"""The SKU API."""
+
+from fastapi import APIRouter, Depends, HTTPException, status
+from pydantic import BaseModel
+from sqlalchemy.orm import Session
+
+from app.db import session
+from app.services import catalogue
+from app.services.errors import AlreadyExists
+
+router = APIRouter(prefix="/api/skus", tags=["skus"])
+
+
+class SkuIn(BaseModel):
+    code: str
+    name: str
+
+
+class SkuOut(BaseModel):
+    code: str
+    name: str
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def register_sku(body: SkuIn, db: Session = Depends(session)) -> SkuOut:
+    try:
+        sku = catalogue.register_sku(db, body.code, body.name)
+    except AlreadyExists as refused:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(refused)) from refused
+    return SkuOut(code=sku.code, name=sku.name)

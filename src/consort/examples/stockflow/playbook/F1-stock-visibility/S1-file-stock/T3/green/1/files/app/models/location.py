@@ -1,0 +1,15 @@
+"""A location: a place where stock is kept, known by its code."""
+
+from sqlalchemy import BigInteger, Identity, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.models import Base
+
+
+class Location(Base):
+    __tablename__ = "locations"
+    __table_args__ = (UniqueConstraint("code", name="locations_code_key"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(always=True), primary_key=True)
+    code: Mapped[str] = mapped_column(Text)
+    name: Mapped[str] = mapped_column(Text)

@@ -1,0 +1,19 @@
+"""SQL for locations."""
+
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from app.models.location import Location
+
+
+def add(db: Session, code: str, name: str) -> Location | None:
+    """The new location; None when another location has the code."""
+    statement = (
+        insert(Location)
+        .values(code=code, name=name)
+        .on_conflict_do_nothing(constraint="locations_code_key")
+        .returning(Location)
+    )
+    location = db.scalar(statement)
+    db.commit()
+    return location

@@ -1,0 +1,9 @@
+"""What the services refuse, in their own words; the routes turn them into HTTP answers."""
+
+
+class AlreadyExists(ValueError):
+    """The code is taken."""
+
+
+class NotFound(LookupError):
+    """No SKU or location has the code."""

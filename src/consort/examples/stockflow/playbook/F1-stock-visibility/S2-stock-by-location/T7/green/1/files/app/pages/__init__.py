@@ -1,0 +1,1 @@
+"""Pages: the HTML people see, built from service results. No HTTP, no SQL."""

@@ -1,0 +1,81 @@
+"""consort.toml settings of the claude and codex adapters."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from consort.agents.claude import ClaudeAdapter
+from consort.agents.codex import CodexAdapter
+from consort.agents.command import Limits
+from consort.agents.config import adapter_for, agent_settings
+from consort.agents.headless import RetryPolicy
+from consort.agents.task import Role
+from consort.errors import UsageError
+from consort.project import Project
+
+
+def project_with(tmp_path: Path, agents_toml: str) -> Project:
+    (tmp_path / ".consort").mkdir(exist_ok=True)
+    (tmp_path / "consort.toml").write_text(agents_toml)
+    return Project(tmp_path)
+
+
+def test_model_effort_and_retries_per_role(tmp_path: Path) -> None:
+    project = project_with(
+        tmp_path,
+        """
+[agents]
+default = "claude"
+model = "claude-sonnet-4-5"
+inactivity_timeout = 300
+retries = 1
+
+[agents.driver]
+model = "claude-opus-4-1"
+effort = "high"
+retry_backoff = 2.5
+
+[agents.navigator]
+adapter = "codex"
+effort = "medium"
+command = ["/opt/codex/bin/codex"]
+""",
+    )
+    driver = adapter_for(project, Role.DRIVER)
+    assert driver == ClaudeAdapter(
+        command=("claude",),
+        model="claude-opus-4-1",
+        effort="high",
+        limits=Limits(inactivity_s=300, wall_clock_s=4 * 3600.0),
+        retry=RetryPolicy(retries=1, backoff_s=2.5),
+        project_root=tmp_path,
+        guard_command=(sys.executable, "-m", "consort", "guard"),
+    )
+    architect = adapter_for(project, Role.ARCHITECT)
+    assert isinstance(architect, ClaudeAdapter)
+    assert (architect.model, architect.effort) == ("claude-sonnet-4-5", None)
+    assert architect.retry == RetryPolicy(retries=1, backoff_s=15.0)
+    navigator = adapter_for(project, Role.NAVIGATOR)
+    assert isinstance(navigator, CodexAdapter)
+    assert navigator.command == ("/opt/codex/bin/codex",)
+    assert (navigator.model, navigator.effort) == ("claude-sonnet-4-5", "medium")
+    settings = agent_settings(project, Role.NAVIGATOR)
+    assert settings.root == tmp_path
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('[agents]\ndefault = "claude"\nretries = -1\n', "retries"),
+        ('[agents]\ndefault = "claude"\nretries = 11\n', "retries"),
+        ('[agents]\ndefault = "codex"\nretry_backoff = 0\n', "retry_backoff"),
+        ('[agents]\ndefault = "claude"\nmodel = ""\n', "model"),
+        ('[agents.driver]\nadapter = "claude"\nefort = "high"\n', "efort"),
+    ],
+)
+def test_bad_settings_are_usage_errors(tmp_path: Path, toml: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        adapter_for(project_with(tmp_path, toml), Role.DRIVER)
