@@ -264,9 +264,7 @@ class Bench:
     def empty_shared_buffers(self) -> None:
         """Evict every page from the server's shared buffers (pg_buffercache, installed in the
         maintenance database only), so that every database then reads through the OS cache.
-
-        A server restart would do the same, but `consort db start` right after a stop refuses
-        a port still holding TIME_WAIT connections (see bench/README.md)."""
+        A restart would do the same at the cost of a stop and a start."""
         self.checkpoint()
         with self.backend.admin() as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
@@ -774,15 +772,11 @@ def measure_live(bench: Bench, parent: Parent, count: int, section: Section) -> 
         listing_after = time_listing(bench)
         section.add(
             Row(
-                f"BranchDatabases.infos() with {count} live branches vs without (median of 3)",
+                f"BranchDatabases.infos() listing with {count} live branches vs none, median of 3",
                 secs(listing_after),
                 baseline=secs(listing_before),
                 ratio=f"{listing_after / listing_before:.1f}x",
             )
-        )
-        section.notes.append(
-            "infos() reads pg_database_size of every database; create_branch and drop call it "
-            "once each, a SNAPSHOT create three times: their cost grows with it"
         )
         pss, rss, processes = bench.server_memory()
         section.add(
@@ -794,7 +788,8 @@ def measure_live(bench: Bench, parent: Parent, count: int, section: Section) -> 
             )
         )
         section.add(Row("  same, sum of RSS (counts shared memory once per process)", mib(rss)))
-        on_disk = sum(i.size_bytes or 0 for i in bench.dbs.infos() if i.database in set(made))
+        live = set(made)
+        on_disk = sum(i.size_bytes or 0 for i in bench.dbs.infos(sizes=True) if i.database in live)
         section.add(Row(f"disk used by the {count} branches (pg_database_size)", mib(on_disk)))
     finally:
         progress(f"dropping {len(made)} live branches")

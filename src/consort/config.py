@@ -136,7 +136,7 @@ protected = ["tests/**", "**/conftest.py", "pytest.ini", "setup.cfg", "tox.ini"]
 retries = 2                               # failed attempts per step before a person is asked
 
 [agents]
-# Which agent plays each role: command | replay (claude and codex adapters are planned).
+# Which agent plays each role: claude | codex | command | replay.
 #   default = "command"
 #   command = ["python3", "my_agent.py"]   # speaks the protocol: reads $CONSORT_TASK
 # or per role:

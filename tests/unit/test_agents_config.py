@@ -77,12 +77,6 @@ def test_defaults_without_timeouts(tmp_path: Path) -> None:
             Role.DBA,
             "unknown agent adapter 'robot' in \\[agents.driver\\] adapter",
         ),
-        (
-            '[agents]\ndefault = "claude"\n',
-            Role.DRIVER,
-            '"claude" agent adapter is not available yet',
-        ),
-        ('[agents.driver]\nadapter = "codex"\n', Role.DRIVER, '"codex".*not available yet'),
         ('[agents]\ndefault = "command"\n', Role.DRIVER, "command adapter but no command"),
         ('[agents]\ndefault = "replay"\n', Role.SPEC_AUTHOR, "no recording folder"),
         ('[agents]\ndefault = "replay"\ndir = "nowhere"\n', Role.SPEC_AUTHOR, "does not exist"),

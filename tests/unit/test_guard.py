@@ -212,6 +212,8 @@ def test_reads_searches_and_other_tools_are_allowed(turn: Turn) -> None:
         "timeout 5 rm tests/test_a.py",
         "nice -n 10 rm tests/test_a.py",
         "D=tests; rm -r $D",
+        "for f in tests/*.py; do sed -i 's/a/b/' \"$f\"; done",
+        "for d in build tests; do rm -rf $d; done",
         "D=tests; rm -r ${D}/unit",
         "find . -name 'test_*.py' -delete",
         "find tests -type f -exec rm {} \\;",
@@ -284,6 +286,7 @@ def test_bash_commands_that_change_protected_paths_are_refused(turn: Turn, comma
         "python script.py",  # programs run from files are not read (the diff catches them)
         "alembic upgrade head",
         "cd tests && ls",
+        "for f in src/a*.py; do sed -i 's/a/b/' \"$f\"; done",
         "echo hi # > tests/test_a.py",
     ],
 )

@@ -387,8 +387,8 @@ def test_drift_of_a_later_feature_stops_before_work_on_an_earlier_one() -> None:
     action = next_action(state(first, drifted))
     assert action.kind is ActionKind.INTEGRITY_STOP
     assert action.feature == "F2-second"
-    # Scoped to the first feature, the other feature's drift is not its concern.
-    assert next_action(state(first, drifted), "F1-first").kind is ActionKind.RUN_TURN
+    # Fail closed: even scoped to the first feature, another feature's drift stops the work.
+    assert next_action(state(first, drifted), "F1-first").kind is ActionKind.INTEGRITY_STOP
 
 
 def test_drift_stops_even_while_an_escalation_is_open_elsewhere() -> None:

@@ -5,8 +5,9 @@
 - one run of the CLI with retries: each attempt runs through `run_agent_process` (so the
   inactivity and wall-clock limits apply), its JSON Lines stdout is parsed afterwards, and the
   failure is classified: a transient API error (overload, rate limit, 5xx, dropped connection) is
-  retried with exponential backoff, a missing or expired login fails at once with the command
-  that fixes it, anything else is a failed attempt;
+  retried with exponential backoff (each retried attempt's output is kept as `stdout.N` and
+  `stderr.N` in the turn folder; the working tree keeps what it changed), a missing or expired
+  login fails at once with the command that fixes it, anything else is a failed attempt;
 - two problems are the user's to fix, not the agent's failed attempts, and stop the run with a
   `UsageError` (exit 2) so that no attempt is spent on them: the CLI is not installed, or its
   login is missing or expired while the agent has not yet called a single tool (so it changed

@@ -1,9 +1,11 @@
 """Which paths a shell command line would write, move, delete or edit in place.
 
 A cautious, best-effort reading — the post-turn `git diff` stays the ground truth. Commands are
-split on `;`, `&&`, `||`, `|`, `&`, newlines and subshells; `cd` is followed; `bash -c`, `sh -c`,
-`eval`, `env`, `sudo`, `timeout`, `nice`, `xargs` and the like are looked through; command
-substitutions and process substitutions are read as commands of their own.
+split on `;`, `&&`, `||`, `|`, `&`, newlines and subshells; `cd` is followed; variables assigned
+on the line (`D=tests; rm -r $D`, `for f in tests/*; do ... "$f"`), `~` and globs are expanded;
+`bash -c`, `sh -c`, `eval`, `env`, `sudo`, `timeout`, `nice`, `xargs` and the like are looked
+through; command substitutions, process substitutions and here-documents fed to a shell or an
+interpreter are read too.
 
 Caught (each a `WriteTarget`):
 
@@ -23,8 +25,13 @@ Caught (each a `WriteTarget`):
   file-writing API: every string literal in them that names a path (see `inline`).
 
 Not caught: programs run from files (`python script.py`, `make`, `npm run`), variables whose value
-is not assigned on the same command line, paths computed at run time, `tar -x`/`unzip`, `sed`'s
-`w` command, `awk` redirections. Those changes are still found and reverted after the turn.
+is not assigned on the same command line (`while read f`), paths computed at run time, a symbolic
+link made and written through in one command line, `tar -x`/`unzip`, `sed`'s `w` command, `awk`
+redirections. Those changes are still found and reverted after the turn.
+
+A command that acts on a whole folder is refused when the folder holds a protected file; that
+includes `rm -rf .`, `git stash` and `git checkout <branch>` anywhere in the tree, since the tree
+holds protected files (its tests, `.consort/`).
 """
 
 from __future__ import annotations
@@ -67,9 +74,10 @@ class _Context:
     tree: Path
     variables: dict[str, str]
     depth: int = 0
+    loops: dict[str, list[str]] = field(default_factory=dict)  # for NAME in VALUES
 
     def child(self) -> _Context:
-        return _Context(self.cwd, self.tree, dict(self.variables), self.depth + 1)
+        return _Context(self.cwd, self.tree, dict(self.variables), self.depth + 1, dict(self.loops))
 
 
 @dataclass
@@ -172,6 +180,11 @@ def _finish(
     while words and (match := _ASSIGNMENT.match(words[0].text)) is not None:
         context.variables[match.group(1)] = _expand_text(match.group(2), context)
         words.pop(0)
+    if len(words) >= 3 and words[0].text in ("for", "select") and words[2].text == "in":
+        # for f in tests/*.py; do sed -i ... "$f"; done: $f stands for each value.
+        values = [value for word in words[3:] for value in _expand_word(word, context)]
+        context.loops[words[1].text] = values
+        return ()
     label = " ".join(
         [w.text for w in simple.words] + [f"{op} {target.text}" for op, target in simple.redirects]
     )[:200]
@@ -224,7 +237,16 @@ def _expand_text(text: str, context: _Context) -> str:
 
 def _expand_word(word: Word, context: _Context) -> list[str]:
     text = _expand_text(word.text, context)
-    if not word.glob:
+    for match in _VARIABLE.finditer(text):
+        values = context.loops.get(match.group(1) or match.group(2))
+        if values is not None:
+            expanded = [text.replace(match.group(0), value) for value in values]
+            return [out for one in expanded for out in _glob(one, word.glob, context)]
+    return _glob(text, word.glob, context)
+
+
+def _glob(text: str, globbing_on: bool, context: _Context) -> list[str]:
+    if not globbing_on:
         return [text]
     base = context.cwd
     pattern = text if os.path.isabs(text) else str(base / text)

@@ -1,10 +1,11 @@
 """The HTML pages."""
 
-from fastapi import APIRouter, Depends, HTTPException, status
+from fastapi import APIRouter, Depends, status
 from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
 from app.db import session
+from app.pages.html import not_found_page
 from app.pages.location import location_page
 from app.services import stock
 from app.services.errors import NotFound
@@ -16,6 +17,9 @@ router = APIRouter(tags=["pages"])
 def stock_at_location(code: str, db: Session = Depends(session)) -> HTMLResponse:
     try:
         found = stock.stock_at_location(db, code)
-    except NotFound as missing:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(missing)) from missing
+    except NotFound:
+        return HTMLResponse(
+            not_found_page(f"No location has the code {code}."),
+            status_code=status.HTTP_404_NOT_FOUND,
+        )
     return HTMLResponse(location_page(found))

@@ -39,8 +39,3 @@ def page(title: str, body: str) -> str:
         f"<title>{text(title)} - StockFlow</title>\n<style>{STYLE}</style>\n</head>\n"
         f"<body>\n<main>\n{body}\n</main>\n</body>\n</html>\n"
     )
-
-
-def not_found_page(sentence: str) -> str:
-    """The page for a code nothing has: what was asked for, in plain words."""
-    return page("Not found", f"<h1>Not found</h1>\n<p>{text(sentence)}</p>")
