@@ -97,7 +97,11 @@ class PairedBranches:
                 f"database {names.database!r} for {name!r} is left from an old branch",
                 fix="run `consort branch gc`",
             )
-        info = self.dbs.create_branch(name, names.database, names.role, parent_db, mode=mode)
+        # A snapshot freezes the parent at its current commit: one per branch point, reused.
+        point = self.git.out("rev-parse", parent) if mode is TemplateMode.SNAPSHOT else None
+        info = self.dbs.create_branch(
+            name, names.database, names.role, parent_db, mode=mode, point=point
+        )
         try:
             inject_fault("branch-after-db")
             self.git.create_branch(name, parent)
