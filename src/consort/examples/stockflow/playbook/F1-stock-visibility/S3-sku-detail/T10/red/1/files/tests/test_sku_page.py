@@ -24,3 +24,14 @@ def test_sku_page_lists_locations_and_total_with_name_escaped(client):
     assert MARKUP_NAME not in page.text
     location_page = client.get(f"/locations/{main}")
     assert f'<a href="/skus/{sku}">{sku}</a>' in location_page.text
+
+
+def test_a_sku_filed_nowhere_says_so_with_a_total_of_zero(client):
+    sku = register_sku(client, "NEW", "Wall plug 8 mm")
+
+    page = client.get(f"/skus/{sku}")
+
+    assert page.status_code == 200
+    assert "Not filed at any location yet." in page.text
+    assert table_rows(page.text) == []
+    assert "Total on hand: 0" in page.text
