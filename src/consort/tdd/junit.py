@@ -7,6 +7,7 @@ maps back to the node id the navigator declared ("tests/test_x.py::TestA::test_b
 from __future__ import annotations
 
 import hashlib
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -94,15 +95,22 @@ def parse_report(path: Path) -> JUnitReport:
     return JUnitReport(cases, hashlib.sha256(data).hexdigest(), broken)
 
 
+def _raised_type(text: str) -> str:
+    """The exception type from a pytest traceback, whose last line is `path:line: ExcType`
+    (recent pytest versions no longer put it in the report's `type` attribute)."""
+    match = re.search(r":\d+: ([A-Za-z_][\w.]*)\s*$", text.strip())
+    return match.group(1) if match else ""
+
+
 def _result(ident: str, case: ET.Element) -> CaseResult:
     for tag, outcome in (("failure", Outcome.FAILED), ("error", Outcome.ERROR)):
         found = case.find(tag)
         if found is not None:
-            kind = found.get("type") or ""
+            kind = found.get("type") or _raised_type(found.text or "")
             message = (found.get("message") or "") + "\n" + (found.text or "")
             # pytest files exceptions raised inside a test as <failure> too: keep them apart
             # from failed assertions, as the navigator's declaration does.
-            raised = tag == "failure" and kind and "AssertionError" not in kind
+            raised = tag == "failure" and bool(kind) and "AssertionError" not in kind
             return CaseResult(ident, Outcome.ERROR if raised else outcome, kind, message.strip())
     skipped = case.find("skipped")
     if skipped is not None:
