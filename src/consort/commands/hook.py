@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from enum import StrEnum
 from pathlib import Path
 
 from consort.errors import UsageError
@@ -24,16 +25,27 @@ def post_checkout_script() -> str:
 """
 
 
-def install_post_checkout(hooks_dir: Path) -> bool:
-    """Install the hook; False (and nothing written) when a hook of the user's is already there."""
+class HookInstall(StrEnum):
+    INSTALLED = "installed"
+    UNCHANGED = "unchanged"
+    FOREIGN = "foreign"  # a hook of the user's is there: left alone
+
+
+def install_post_checkout(hooks_dir: Path) -> HookInstall:
+    """Install (or refresh) the hook, never replacing a hook of the user's."""
     hooks_dir.mkdir(parents=True, exist_ok=True)
     path = hooks_dir / "post-checkout"
-    if path.exists() and HOOK_MARK not in path.read_text(encoding="utf-8", errors="replace"):
-        return False
+    script = post_checkout_script()
+    if path.exists():
+        current = path.read_text(encoding="utf-8", errors="replace")
+        if HOOK_MARK not in current:
+            return HookInstall.FOREIGN
+        if current == script:
+            return HookInstall.UNCHANGED
     from consort.fsutil import atomic_write_text
 
-    atomic_write_text(path, post_checkout_script(), mode=0o755)
-    return True
+    atomic_write_text(path, script, mode=0o755)
+    return HookInstall.INSTALLED
 
 
 def run_post_checkout(cwd: Path) -> str:

@@ -54,12 +54,14 @@ def step_git(project: Project, report: InitReport) -> None:
     require_git()
     if Git.is_repo(project.root):
         toplevel = Git(project.root).toplevel().resolve()
-        if toplevel != project.root.resolve():
+        if toplevel != project.root.resolve() and any(project.root.iterdir()):
             raise UsageError(
                 f"{project.root} is inside the git repository {toplevel}",
                 fix=f"run `consort init {toplevel}` to adopt the repository at its top",
             )
-        return
+        if toplevel == project.root.resolve():
+            return
+        # A new, empty folder inside another repository becomes a repository of its own.
     Git.init(project.root)
     report.done.append("created a git repository (branch main)")
 
@@ -204,13 +206,14 @@ def step_initial_commit(project: Project, report: InitReport) -> None:
 
 
 def step_hooks(project: Project, report: InitReport) -> None:
-    from consort.commands.hook import install_post_checkout
+    from consort.commands.hook import HookInstall, install_post_checkout
 
-    if install_post_checkout(Git(project.root).hooks_dir()):
+    outcome = install_post_checkout(Git(project.root).hooks_dir())
+    if outcome is HookInstall.INSTALLED:
         report.done.append(
             "installed the post-checkout hook (keeps .env's DATABASE_URL on the branch)"
         )
-    else:
+    elif outcome is HookInstall.FOREIGN:
         report.warnings.append(
             "a post-checkout hook of yours exists and was left alone: add "
             '`python -m consort hook post-checkout "$@"` to it'
