@@ -155,7 +155,11 @@ def run_suite(
         try:
             report = parse_report(report_path)
         except ReportMissing as exc:
-            problems.append(f"{exc.message}: the test process did not finish on its own")
+            last = tail.strip().splitlines()[-1] if tail.strip() else "no output"
+            problems.append(
+                f"{exc.message}: the test process (exit {exit_code}) did not finish on its own: "
+                + last[:300]
+            )
     evidence = RunEvidence(
         run=run_dir.name,
         commit=commit,
