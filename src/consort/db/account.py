@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pwd
+import secrets
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -67,11 +68,16 @@ class ServerAccount:
         return Path(base) / "consort"
 
     def cluster_dir(self, project_root: Path) -> Path:
-        """Where a project's cluster lives."""
+        """Where a new cluster for a project goes (its record keeps the path afterwards).
+
+        Under /var/lib/consort the name is unique per `init`: a project deleted and made again
+        at the same path must not find (and fail to log in to) its predecessor's cluster.
+        """
         if self.user is None:
             return project_root / ".consort" / "db" / "cluster"
-        digest = hashlib.sha256(str(project_root.resolve()).encode()).hexdigest()[:16]
-        return SYSTEM_HOME / "clusters" / f"{project_root.name[:24]}-{digest}"
+        digest = hashlib.sha256(str(project_root.resolve()).encode()).hexdigest()[:12]
+        unique = secrets.token_hex(3)
+        return SYSTEM_HOME / "clusters" / f"{project_root.name[:24]}-{digest}-{unique}"
 
 
 def server_account() -> ServerAccount:
