@@ -17,7 +17,7 @@ from typing import Any
 
 from consort.agents.base import TurnOutcome, build_agent_env
 from consort.agents.config import adapter_for, agent_settings
-from consort.agents.task import Task, TurnDir, TurnResult
+from consort.agents.task import Task, TurnDir
 from consort.artifacts.build import CyclePlan, ReviewVerdict
 from consort.artifacts.registry import (
     ArtifactKind,
@@ -38,7 +38,8 @@ from consort.scope import glob_match, revert_outside_scope, snapshot
 from consort.state import BuildState, FeatureState, ItemState, State, StoryState
 from consort.tdd.junit import JUnitReport
 from consort.tdd.rules import green_problems, red_problems
-from consort.tdd.runner import RunEvidence, run_suite
+from consort.tdd.runner import RunEvidence, migrate, run_suite
+from consort.turns import record_turn
 from consort.vcs import Git
 
 WORKTREES_DIR = "worktrees"
@@ -206,28 +207,15 @@ def _merge_story(ctx: Build, story: StoryState) -> None:
             f"merging {story.key} into {ctx.build.feature_branch} does not hold: "
             + "; ".join(problems[:5])
         )
-    _migrate(ctx, checkout, ctx.build.feature_branch)
+    migrate(
+        ctx.project, checkout, ctx.paired.url(ctx.build.feature_branch), ctx.build.feature_branch
+    )
     ctx.append(
         EventType.STORY_MERGED,
         ctx.subject(story),
         {"commit": commit, "into": ctx.build.feature_branch, "run": evidence.as_data()},
     )
     ctx.progress(f"  merged {story.key} into {ctx.build.feature_branch}; migrations applied")
-
-
-def _migrate(ctx: Build, checkout: Path, branch: str) -> None:
-    from consort import proc
-    from consort.tdd.runner import test_env
-
-    command = ctx.project.config.migrate.command
-    if not command:
-        return
-    result = proc.run(command, cwd=checkout, env=test_env(ctx.paired.url(branch)), check=False)
-    if not result.ok:
-        raise ConsortError(
-            f"migrating the database of {branch} failed (it worked on a throwaway child): "
-            + (result.stderr or result.stdout).strip()[-500:]
-        )
 
 
 # ---- one cycle -----------------------------------------------------------------------------
@@ -309,34 +297,13 @@ def _agent_turn(
         (),
         exempt=(str(turn.path.relative_to(ctx.project.root)) + "/",),
     )
-    for violation in violations:
-        ctx.append(
-            EventType.VIOLATION_RECORDED,
-            ctx.subject(story, item),
-            {
-                "turn": turn.name,
-                "role": action.role.value,
-                "path": violation.path,
-                "change": str(violation.kind),
-                "rule": violation.rule,
-            },
-        )
+    record_turn(
+        ctx.ledger, turn, outcome, violations, subject=ctx.subject(story, item), role=action.role
+    )
     problems = _outcome_problems(outcome) + [
         f"changed {v.path}, which this turn may not change ({v.rule}); the change was reverted"
         for v in violations
     ]
-    turn.write_result(
-        TurnResult(
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            killed_for_inactivity=outcome.killed is not None
-            and outcome.killed.value == "inactivity",
-            killed_for_wall_clock=outcome.killed is not None
-            and outcome.killed.value == "wall-clock",
-            error=outcome.error,
-            violations=tuple(violations),
-        )
-    )
     return _Turn(turn, outcome, problems)
 
 
@@ -528,22 +495,32 @@ def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None
     )
 
 
-def _green(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None:
-    if (
-        story.worktree is None
-        or item.red_commit is None
-        or action.role is None
-        or action.step is None
-    ):
-        raise ConsortError(f"{item.id} has no RED commit")
+@dataclass(frozen=True)
+class _DriverTurn:
+    turn: TurnDir
+    commit: str | None  # None: the driver changed nothing
+    evidence: RunEvidence | None
+    problems: list[str]
+
+
+def _driver_turn(
+    ctx: Build,
+    action: Action,
+    story: StoryState,
+    item: ItemState,
+    *,
+    base: str,
+    text: str,
+    stage: str,
+    must_pass: tuple[str, ...],
+) -> _DriverTurn:
+    """The driver's guarded turn from `base`: protected paths reverted (a failed attempt), the
+    change committed, and the whole suite run, where every test in `must_pass` must pass."""
+    if story.worktree is None or action.role is None or action.step is None:
+        raise ConsortError(f"{story.key} has no worktree")
     worktree = Path(story.worktree)
-    _reset(worktree, item.red_commit)
+    _reset(worktree, base)
     turn = TurnDir.allocate(ctx.project.state_dir, action.role, action.step)
-    text = (
-        f"Make the new test(s) of {item.id} pass with the least code. Tests and test "
-        f"configuration ({', '.join(ctx.project.config.build.protected)}) cannot be changed: "
-        "such a change is reverted and the attempt fails. The whole suite must pass."
-    )
     done = _agent_turn(
         ctx,
         action,
@@ -557,20 +534,42 @@ def _green(ctx: Build, action: Action, story: StoryState, item: ItemState) -> No
         turn=turn,
     )
     problems = list(done.problems)
+    commit: str | None = None
     evidence: RunEvidence | None = None
     if not problems:
-        commit = _commit(worktree, f"GREEN {item.id}: {item.title}")
-        if commit is None:
-            problems.append("no code was changed")
-        else:
-            evidence, report = _run(ctx, story, worktree, commit, f"green-{story.id}-{item.id}")
+        commit = _commit(worktree, f"{stage.upper()} {item.id}: {item.title}")
+        if commit is not None:
+            evidence, report = _run(ctx, story, worktree, commit, f"{stage}-{story.id}-{item.id}")
             problems += list(evidence.problems)
             if report is not None:
                 problems += green_problems(
-                    report, evidence.exit_code or 0, item.red_tests, len(item.red_tests)
+                    report, evidence.exit_code or 0, must_pass, len(must_pass)
                 )
-    if problems or evidence is None:
-        _reset(worktree, item.red_commit)
+    if problems:
+        _reset(worktree, base)
+    return _DriverTurn(done.turn, commit, evidence, problems)
+
+
+def _green(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None:
+    if item.red_commit is None:
+        raise ConsortError(f"{item.id} has no RED commit")
+    text = (
+        f"Make the new test(s) of {item.id} pass with the least code. Tests and test "
+        f"configuration ({', '.join(ctx.project.config.build.protected)}) cannot be changed: "
+        "such a change is reverted and the attempt fails. The whole suite must pass."
+    )
+    done = _driver_turn(
+        ctx,
+        action,
+        story,
+        item,
+        base=item.red_commit,
+        text=text,
+        stage="green",
+        must_pass=item.red_tests,
+    )
+    problems = done.problems if done.commit or done.problems else ["no code was changed"]
+    if problems or done.evidence is None:
         _fail(
             ctx,
             EventType.GREEN_FAILED,
@@ -579,18 +578,18 @@ def _green(ctx: Build, action: Action, story: StoryState, item: ItemState) -> No
             turn=done.turn,
             action=action,
             problems=problems,
-            evidence=evidence,
+            evidence=done.evidence,
         )
         return
     data = {
         "turn": done.turn.name,
-        "commit": evidence.commit,
+        "commit": done.evidence.commit,
         "red_commit": item.red_commit,
-        "run": evidence.as_data(),
+        "run": done.evidence.as_data(),
     }
     ctx.append(EventType.GREEN_VERIFIED, ctx.subject(story, item), data)
     _cycle_record(ctx, story, item, "green", data)
-    ctx.progress(f"  GREEN verified ({done.turn.name}): {len(evidence.passing)} tests pass")
+    ctx.progress(f"  GREEN verified ({done.turn.name}): {len(done.evidence.passing)} tests pass")
 
 
 def _review(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None:
@@ -672,46 +671,23 @@ def _review(ctx: Build, action: Action, story: StoryState, item: ItemState) -> N
 
 
 def _refactor(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None:
-    if (
-        story.worktree is None
-        or item.green_commit is None
-        or action.role is None
-        or action.step is None
-    ):
+    if item.green_commit is None:
         raise ConsortError(f"{item.id} has no GREEN commit to refactor")
-    worktree = Path(story.worktree)
-    _reset(worktree, item.green_commit)
-    turn = TurnDir.allocate(ctx.project.state_dir, action.role, action.step)
     text = (
         "Refactor as the review asks (see the feedback). Behaviour stays the same: the whole "
         "suite must still pass, and tests cannot be changed."
     )
-    done = _agent_turn(
+    done = _driver_turn(
         ctx,
         action,
         story,
         item,
-        outputs={},
-        inputs=_design_inputs(ctx),
-        writable=("**",),
-        protected=ctx.protected,
-        instructions=_instructions(ctx, action, item, text),
-        turn=turn,
+        base=item.green_commit,
+        text=text,
+        stage="refactor",
+        must_pass=item.passing,
     )
-    problems = list(done.problems)
-    evidence: RunEvidence | None = None
-    commit: str | None = None
-    if not problems:
-        commit = _commit(worktree, f"REFACTOR {item.id}: {item.title}")
-        if commit is not None:
-            evidence, report = _run(ctx, story, worktree, commit, f"refactor-{story.id}-{item.id}")
-            problems += list(evidence.problems)
-            if report is not None:
-                problems += green_problems(
-                    report, evidence.exit_code or 0, item.passing, len(item.passing)
-                )
-    if problems:
-        _reset(worktree, item.green_commit)
+    if done.problems:
         _fail(
             ctx,
             EventType.REFACTOR_FAILED,
@@ -719,22 +695,21 @@ def _refactor(ctx: Build, action: Action, story: StoryState, item: ItemState) ->
             item,
             turn=done.turn,
             action=action,
-            problems=problems,
-            evidence=evidence,
+            problems=done.problems,
+            evidence=done.evidence,
         )
         return
     data = {
         "turn": done.turn.name,
-        "commit": commit or item.green_commit,
+        "commit": done.commit or item.green_commit,
         "red_commit": item.red_commit,
-        "unchanged": commit is None,
-        "run": evidence.as_data() if evidence else None,
+        "unchanged": done.commit is None,
+        "run": done.evidence.as_data() if done.evidence else None,
     }
     ctx.append(EventType.REFACTOR_VERIFIED, ctx.subject(story, item), data)
     _cycle_record(ctx, story, item, "refactor", data)
-    ctx.progress(
-        f"  REFACTOR verified ({done.turn.name})" + (" (no change)" if commit is None else "")
-    )
+    suffix = " (no change)" if done.commit is None else ""
+    ctx.progress(f"  REFACTOR verified ({done.turn.name}){suffix}")
 
 
 _CYCLE_STEPS: dict[str, Callable[[Build, Action, StoryState, ItemState], None]] = {

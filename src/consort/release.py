@@ -20,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from consort import proc
 from consort.artifacts.registry import ArtifactKind, load_artifact
 from consort.branches import PairedBranches
 from consort.build import FEATURE_CHECKOUT, WORKTREES_DIR, _ensure_worktree
@@ -33,7 +32,7 @@ from consort.machine import Action, ActionKind
 from consort.project import Project
 from consort.state import BuildState, FeatureState, State
 from consort.tdd.rules import green_problems
-from consort.tdd.runner import run_suite, test_env
+from consort.tdd.runner import migrate, run_suite, test_env
 from consort.vcs import Git
 
 Progress = Callable[[str], None]
@@ -234,7 +233,7 @@ def promote(
     parent = paired.database_of(base)
     # 1. the migrations must succeed on a fresh child of the parent before they touch it
     with paired.dbs.ephemeral(parent) as child:
-        _migrate(project, checkout, child.url, f"a throwaway copy of {base}")
+        migrate(project, checkout, child.url, f"a throwaway copy of {base}")
     # 2. merge, 3. migrate the parent itself
     git.run(
         "-c",
@@ -249,7 +248,7 @@ def promote(
         build.feature_branch,
     )
     commit = git.out("rev-parse", "HEAD")
-    _migrate(project, project.root, paired.url(base), base)
+    migrate(project, project.root, paired.url(base), base)
     # 4. the suite against a fresh child of the promoted parent
     evidence, report = run_suite(
         project,
@@ -277,17 +276,6 @@ def promote(
     progress(
         f"  promoted {feature.id} into {base} ({commit[:10]}); removed {len(deleted)} branches"
     )
-
-
-def _migrate(project: Project, cwd: Path, url: str, where: str) -> None:
-    command = project.config.migrate.command
-    if not command:
-        return
-    result = proc.run(command, cwd=cwd, env=test_env(url), check=False, timeout=300)
-    if not result.ok:
-        raise ConsortError(
-            f"the migrations failed on {where}: " + (result.stderr or result.stdout).strip()[-500:]
-        )
 
 
 def _delete_feature_branches(

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from consort.agents.base import TurnOutcome, build_agent_env
 from consort.agents.config import adapter_for, agent_settings
-from consort.agents.task import Task, TurnDir, TurnResult
+from consort.agents.task import Role, Task, TurnDir, TurnResult
 from consort.artifacts.canonical import NotCanonicalJson, artifact_hash
 from consort.artifacts.registry import (
     ArtifactKind,
@@ -105,31 +106,7 @@ def run_design_turn(
         f"wrote {v.path} outside its scope ({v.rule}); the change was reverted" for v in violations
     ]
     problems += _output_problems(project, feature, kind, out_path)
-    turn.write_result(
-        TurnResult(
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            killed_for_inactivity=outcome.killed is not None
-            and outcome.killed.value == "inactivity",
-            killed_for_wall_clock=outcome.killed is not None
-            and outcome.killed.value == "wall-clock",
-            error=outcome.error,
-            violations=tuple(violations),
-        )
-    )
-    for violation in violations:
-        ledger.append(
-            EventType.VIOLATION_RECORDED,
-            Actor.ORCHESTRATOR,
-            feature.id,
-            {
-                "turn": turn.name,
-                "role": action.role.value,
-                "path": violation.path,
-                "change": str(violation.kind),
-                "rule": violation.rule,
-            },
-        )
+    record_turn(ledger, turn, outcome, violations, subject=feature.id, role=action.role)
     summary = {
         "turn": turn.name,
         "role": action.role.value,
@@ -163,6 +140,42 @@ def run_design_turn(
     )
     restore_artifact(project, feature.id, kind, turn.name)
     return TurnReport(turn.name, True, (), tuple(violations))
+
+
+def record_turn(
+    ledger: Ledger,
+    turn: TurnDir,
+    outcome: TurnOutcome,
+    violations: Sequence[Violation],
+    *,
+    subject: str,
+    role: Role,
+) -> None:
+    """What Consort observed of a turn: result.json in its folder, each violation in the ledger."""
+    killed = outcome.killed.value if outcome.killed is not None else None
+    turn.write_result(
+        TurnResult(
+            exit_code=outcome.exit_code,
+            duration_s=outcome.duration_s,
+            killed_for_inactivity=killed == "inactivity",
+            killed_for_wall_clock=killed == "wall-clock",
+            error=outcome.error,
+            violations=tuple(violations),
+        )
+    )
+    for violation in violations:
+        ledger.append(
+            EventType.VIOLATION_RECORDED,
+            Actor.ORCHESTRATOR,
+            subject,
+            {
+                "turn": turn.name,
+                "role": role.value,
+                "path": violation.path,
+                "change": str(violation.kind),
+                "rule": violation.rule,
+            },
+        )
 
 
 def restore_artifact(

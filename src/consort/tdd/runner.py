@@ -193,3 +193,15 @@ def _run(
         result = proc.Completed(tuple(argv), 127, "", exc.message)
     atomic_write_text(log_prefix.with_suffix(".out"), result.stdout + result.stderr)
     return result
+
+
+def migrate(project: Project, cwd: Path, url: str, where: str) -> None:
+    """Run the project's migrate command against `url` (a branch's own login)."""
+    command = project.config.migrate.command
+    if not command:
+        return
+    result = proc.run(command, cwd=cwd, env=test_env(url), check=False, timeout=MIGRATE_TIMEOUT_S)
+    if not result.ok:
+        raise ConsortError(
+            f"the migrations failed on {where}: " + (result.stderr or result.stdout).strip()[-500:]
+        )
