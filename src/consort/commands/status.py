@@ -8,7 +8,7 @@ from typing import Any
 from consort.errors import ConsortError
 from consort.machine import next_action
 from consort.project import Project
-from consort.state import Escalation, State
+from consort.state import Escalation, FeatureState, ItemStage, State
 
 
 @dataclass
@@ -22,8 +22,20 @@ class FeatureLine:
 
 
 @dataclass
+class StoryLine:
+    feature: str
+    story: str
+    branch: str
+    cycles_done: int
+    cycles: int
+    current: str  # "T3 green", or the story's own state
+    gate: str
+
+
+@dataclass
 class StatusReport:
     features: list[FeatureLine] = field(default_factory=list)
+    stories: list[StoryLine] = field(default_factory=list)
     escalations: list[dict[str, str]] = field(default_factory=list)
     branches: list[dict[str, object]] = field(default_factory=list)
     branch_problem: str | None = None
@@ -31,6 +43,7 @@ class StatusReport:
     def as_json(self) -> dict[str, Any]:
         return {
             "features": [vars(f) for f in self.features],
+            "stories": [vars(s) for s in self.stories],
             "escalations": self.escalations,
             "branches": self.branches,
             "branch_problem": self.branch_problem,
@@ -55,6 +68,15 @@ class StatusReport:
                         ", ".join(f"{k}: {v}" for k, v in f.artifacts.items()),
                     ]
                     for f in self.features
+                ],
+            )
+        if self.stories:
+            ui.table(
+                "Stories",
+                ["feature", "story", "cycles", "now", "acceptance"],
+                [
+                    [s.feature, s.story, f"{s.cycles_done}/{s.cycles}", s.current, s.gate]
+                    for s in self.stories
                 ],
             )
         for escalation in self.escalations:
@@ -92,6 +114,35 @@ def _resolutions(feature: str, escalation: Escalation) -> str:
     return "  |  ".join(commands)
 
 
+def _stories(feature: FeatureState) -> list[StoryLine]:
+    if feature.build is None:
+        return []
+    lines = []
+    for story in feature.build.stories:
+        done = [i for i in story.items if i.stage is ItemStage.DONE]
+        pending = next((i for i in story.items if i.stage is not ItemStage.DONE), None)
+        if story.merged:
+            now = "merged"
+        elif not story.created:
+            now = "not started"
+        elif pending is not None:
+            now = f"{pending.id} {pending.stage.value}"
+        else:
+            now = "all cycles done"
+        lines.append(
+            StoryLine(
+                feature=feature.id,
+                story=story.key,
+                branch=story.branch,
+                cycles_done=len(done),
+                cycles=len(story.items),
+                current=now,
+                gate=story.gate.value,
+            )
+        )
+    return lines
+
+
 def collect(project: Project, state: State) -> StatusReport:
     report = StatusReport()
     for feature in state.features:
@@ -110,6 +161,7 @@ def collect(project: Project, state: State) -> StatusReport:
                 },
             )
         )
+        report.stories += _stories(feature)
         if feature.escalation is not None:
             report.escalations.append(
                 {
