@@ -152,6 +152,29 @@ def db_status(as_json: bool) -> None:
         ui.say(f"copies:   {status.copy_method}")
 
 
+@db.command("destroy")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@handled
+def db_destroy(yes: bool) -> None:
+    """Stop the server and delete this project's cluster with every branch database in it.
+
+    `consort init` makes a new, empty one afterwards.
+    """
+    from consort import ui
+    from consort.commands import dbserver
+    from consort.errors import UsageError
+    from consort.humans import has_terminal
+
+    project = _project()
+    if not yes and not has_terminal():
+        raise UsageError("deleting every database needs a confirmation", fix="--yes")
+    if not yes and not click.confirm(
+        f"Delete every database of {project.root} (branches included)?", default=False
+    ):
+        raise UsageError("nothing deleted")
+    ui.done(f"deleted the cluster in {dbserver.destroy(project)}")
+
+
 @db.command("url")
 @click.argument("branch", required=False)
 @handled

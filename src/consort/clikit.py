@@ -8,6 +8,8 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
 
+import click
+
 from consort.errors import ConsortError, ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -29,6 +31,9 @@ def handled(func: F) -> F:
         except KeyboardInterrupt:
             ui.error("interrupted")
             sys.exit(130)
+        except click.exceptions.Abort:  # a confirmation prompt met the end of its input
+            ui.error("aborted: no answer to the question")
+            sys.exit(int(ExitCode.USAGE))
         except Exception as exc:
             if os.environ.get(DEBUG_ENV):
                 raise

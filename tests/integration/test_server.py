@@ -224,3 +224,32 @@ def test_as_a_normal_user_the_server_runs_as_that_user_inside_the_project(tmp_pa
             timeout=60,
             check=False,
         )
+
+
+def test_destroy_removes_the_cluster_and_init_makes_a_new_one(fresh_project):
+    home = Path(_status(fresh_project)["data_dir"]).parent
+    refused = consort("db", "destroy", cwd=fresh_project)
+    assert refused.returncode == 2 and home.exists()
+    ok(consort("db", "destroy", "--yes", cwd=fresh_project))
+    assert not home.exists()
+    gone = consort("db", "status", cwd=fresh_project)
+    assert gone.returncode == 2 and "consort init" in gone.stderr
+    ok(consort("init", cwd=fresh_project))
+    assert _status(fresh_project)["running"] is True
+    assert Path(_status(fresh_project)["data_dir"]).parent != home
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="clusters live outside projects only for root")
+def test_doctor_names_a_cluster_whose_project_is_gone(fresh_project):
+    home = Path(_status(fresh_project)["data_dir"]).parent
+    record = fresh_project / ".consort" / "db" / "cluster.json"
+    saved = record.read_text()
+    try:
+        record.unlink()  # the project no longer knows its cluster
+        checks = json.loads(ok(consort("doctor", "--json", cwd=fresh_project.parent)))
+        orphans = [c for c in checks if c["name"] == "orphaned clusters"]
+        assert orphans and str(home) in orphans[0]["detail"]
+    finally:
+        record.write_text(saved)
+    checks = json.loads(ok(consort("doctor", "--json", cwd=fresh_project.parent)))
+    assert all(str(home) not in c["detail"] for c in checks if c["name"] == "orphaned clusters")

@@ -72,6 +72,23 @@ def stop(project: Project) -> bool:
         return backend.cluster.stop()
 
 
+def destroy(project: Project) -> str:
+    """Stop the server and delete the project's cluster: every branch database is gone after.
+
+    The record (`.consort/db/cluster.json`) goes last, so an interruption leaves a project that
+    `consort db destroy` can finish.
+    """
+    import shutil
+
+    backend = _embedded(project)
+    with file_lock(project.db_dir / "server.lock"):
+        backend.cluster.stop()
+        home = backend.cluster.home
+        shutil.rmtree(home, ignore_errors=True)
+        (project.db_dir / CLUSTER_FILE).unlink(missing_ok=True)
+    return str(home)
+
+
 def status(project: Project) -> ServerStatus:
     backend = open_backend(project)
     if isinstance(backend, EmbeddedBackend):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import platform
 import shutil
@@ -65,6 +66,7 @@ def checks(start: Path | None = None) -> list[Check]:
     else:
         found.append(Check("git", CheckState.FAIL, "not installed"))
     found += _postgres_checks()
+    found += _orphan_checks()
     found += _agent_checks()
     found += _project_checks(start)
     return found
@@ -123,6 +125,45 @@ def _postgres_checks() -> list[Check]:
     else:
         result.append(Check("server account", CheckState.INFO, "the server runs as you"))
     return result
+
+
+def orphaned_clusters() -> list[Path]:
+    """Clusters under the machine's cluster folder whose project is gone or moved on."""
+    from consort.commands.init import OWNER_FILE
+    from consort.db.account import SYSTEM_HOME
+
+    found = []
+    for home in sorted((SYSTEM_HOME / "clusters").glob("*")):
+        owner = home / OWNER_FILE
+        if not owner.is_file():
+            continue  # made before owners were recorded, or not Consort's
+        record = (
+            Path(owner.read_text(encoding="utf-8").strip()) / ".consort" / "db" / "cluster.json"
+        )
+        try:
+            current = json.loads(record.read_text(encoding="utf-8")).get("home")
+        except (OSError, ValueError):
+            current = None
+        if current != str(home):
+            found.append(home)
+    return found
+
+
+def _orphan_checks() -> list[Check]:
+    if os.geteuid() != 0:
+        return []  # a normal user's clusters live inside their projects
+    orphans = orphaned_clusters()
+    if not orphans:
+        return []
+    return [
+        Check(
+            "orphaned clusters",
+            CheckState.WARN,
+            f"{len(orphans)} cluster(s) whose project is gone: "
+            + ", ".join(str(p) for p in orphans[:5])
+            + " (stop each with pg_ctl stop -D <folder>/data as user consort, then delete it)",
+        )
+    ]
 
 
 def _project_checks(start: Path | None) -> list[Check]:

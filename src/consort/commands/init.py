@@ -26,6 +26,7 @@ GITIGNORE_ENTRIES = (
     f"{STATE_DIR}/worktrees/",
     f"{STATE_DIR}/*.lock",
 )
+OWNER_FILE = "owner"
 STATE_FOLDERS = ("intake", "features", "cycles", "turns", "roles")
 
 
@@ -181,6 +182,8 @@ def _embedded_cluster(project: Project, report: InitReport) -> None:
             f"created the embedded PostgreSQL {binaries.version()} cluster in {cluster.home} "
             f"(runs {who}; database copies: {method.value})"
         )
+    # Who owns a cluster outside the project: `consort doctor` finds the orphans by it.
+    atomic_write_text(cluster.home / OWNER_FILE, f"{project.root}\n")
     ClusterRecord(str(cluster.home), cluster.port, account.user).save(record_path)
 
 
