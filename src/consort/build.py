@@ -288,6 +288,18 @@ def _agent_turn(
         allow=settings.env_allow,
     )
     outcome = adapter_for(ctx.project, action.role).run(task, turn, worktree, env)
+    ctx.append(
+        EventType.TURN_FINISHED,
+        ctx.subject(story, item),
+        {
+            "turn": turn.name,
+            "role": action.role.value,
+            "step": action.step.value,
+            "exit_code": outcome.exit_code,
+            "duration_s": round(outcome.duration_s, 3),
+            "killed": outcome.killed.value if outcome.killed else None,
+        },
+    )
     violations = revert_outside_scope(worktree, base, writable, protected)
     # The main checkout (ledger, artifacts) is out of every build turn's scope.
     violations += revert_outside_scope(

@@ -163,3 +163,22 @@ def test_diff_reports_schema_changes(project):
     assert any("locations" in change["table"] for change in data["changes"])
     same = ok(consort("branch", "diff", "main", "--against", "main", cwd=project))
     assert "no schema differences" in same
+
+
+def test_switch_with_conflicting_uncommitted_work_is_refused_and_nothing_is_lost(project):
+    ok(consort("branch", "create", "dirty-target", cwd=project))
+    git(project, "checkout", "-q", "dirty-target")
+    (project / "notes.txt").write_text("on the branch\n")
+    git(project, "add", "notes.txt")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "notes")
+    git(project, "checkout", "-q", "main")
+    (project / "notes.txt").write_text("my unsaved work\n")
+    try:
+        result = consort("branch", "switch", "dirty-target", cwd=project)
+        assert result.returncode == 2
+        assert "commit or stash" in result.stderr
+        assert (project / "notes.txt").read_text() == "my unsaved work\n"
+        assert git(project, "branch", "--show-current") == "main"
+        assert env_url(project).endswith("/main")
+    finally:
+        (project / "notes.txt").unlink()
