@@ -288,6 +288,16 @@ def _agent_turn(
         allow=settings.env_allow,
     )
     outcome = adapter_for(ctx.project, action.role).run(task, turn, worktree, env)
+    violations = revert_outside_scope(worktree, base, writable, protected)
+    # The main checkout (ledger, artifacts) is out of every build turn's scope.
+    violations += revert_outside_scope(
+        ctx.project.root,
+        project_base,
+        (),
+        (),
+        exempt=(str(turn.path.relative_to(ctx.project.root)) + "/",),
+    )
+    # Only now: the main checkout was just restored to how it was before the agent ran.
     ctx.append(
         EventType.TURN_FINISHED,
         ctx.subject(story, item),
@@ -299,15 +309,6 @@ def _agent_turn(
             "duration_s": round(outcome.duration_s, 3),
             "killed": outcome.killed.value if outcome.killed else None,
         },
-    )
-    violations = revert_outside_scope(worktree, base, writable, protected)
-    # The main checkout (ledger, artifacts) is out of every build turn's scope.
-    violations += revert_outside_scope(
-        ctx.project.root,
-        project_base,
-        (),
-        (),
-        exempt=(str(turn.path.relative_to(ctx.project.root)) + "/",),
     )
     record_turn(
         ctx.ledger, turn, outcome, violations, subject=ctx.subject(story, item), role=action.role
