@@ -115,11 +115,13 @@ def _new_project(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A project whose T1 has a verified RED, so each test can send a misbehaving driver."""
     root = _new_project(tmp_path_factory, "guarded")
-    configure(root, driver="noop")
-    result = consort("drive", cwd=root)
-    assert result.returncode == 3, result.stdout + result.stderr  # the noop driver escalates
-    yield root
-    destroy_project_cluster(root)
+    try:
+        configure(root, driver="noop")
+        result = consort("drive", cwd=root)
+        assert result.returncode == 3, result.stdout + result.stderr  # the noop driver escalates
+        yield root
+    finally:
+        destroy_project_cluster(root)
 
 
 def attempt_green(root: Path, mode: str) -> list[dict]:
