@@ -25,15 +25,19 @@ def destroy_project_cluster(root: Path) -> None:
 def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A project made by the real `consort init`, its server started once for the session."""
     root = tmp_path_factory.mktemp("proj") / "shop"
-    ok(consort("init", str(root), cwd=root.parent))
-    yield root
-    destroy_project_cluster(root)
+    try:
+        ok(consort("init", str(root), cwd=root.parent))
+        yield root
+    finally:
+        destroy_project_cluster(root)
 
 
 @pytest.fixture
 def fresh_project(tmp_path: Path) -> Iterator[Path]:
     """A project of the test's own, for tests that stop or reconfigure the server."""
     root = tmp_path / "app"
-    ok(consort("init", str(root), cwd=tmp_path))
-    yield root
-    destroy_project_cluster(root)
+    try:
+        ok(consort("init", str(root), cwd=tmp_path))
+        yield root
+    finally:
+        destroy_project_cluster(root)
