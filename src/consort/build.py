@@ -39,7 +39,7 @@ from consort.state import BuildState, FeatureState, ItemState, State, StoryState
 from consort.tdd.junit import JUnitReport
 from consort.tdd.rules import green_problems, red_problems
 from consort.tdd.runner import RunEvidence, migrate, run_suite
-from consort.turns import record_turn
+from consort.turns import outcome_problems, record_turn
 from consort.vcs import Git
 
 WORKTREES_DIR = "worktrees"
@@ -181,11 +181,7 @@ def _merge_story(ctx: Build, story: StoryState) -> None:
     )
     git = Git(checkout)
     git.run("reset", "-q", "--hard", "HEAD")
-    git.run(
-        "-c",
-        "user.name=Consort",
-        "-c",
-        "user.email=consort@localhost",
+    git.as_consort(
         "merge",
         "-q",
         "--no-ff",
@@ -313,21 +309,11 @@ def _agent_turn(
     record_turn(
         ctx.ledger, turn, outcome, violations, subject=ctx.subject(story, item), role=action.role
     )
-    problems = _outcome_problems(outcome) + [
+    problems = outcome_problems(outcome) + [
         f"changed {v.path}, which this turn may not change ({v.rule}); the change was reverted"
         for v in violations
     ]
     return _Turn(turn, outcome, problems)
-
-
-def _outcome_problems(outcome: TurnOutcome) -> list[str]:
-    if outcome.ok:
-        return []
-    if outcome.error:
-        return [f"the agent could not run: {outcome.error}"]
-    if outcome.killed is not None:
-        return [f"the agent was stopped ({outcome.killed.value} timeout)"]
-    return [f"the agent exited {outcome.exit_code}"]
 
 
 def _design_inputs(ctx: Build) -> dict[str, Path]:

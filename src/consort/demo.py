@@ -79,11 +79,7 @@ def setup(directory: Path | None, say: Say) -> Project:
     atomic_write_text(root / "consort.toml", _config_text(root))
     git = Git(root)
     git.run("add", "consort.toml")
-    git.run(
-        "-c",
-        "user.name=Consort",
-        "-c",
-        "user.email=consort@localhost",
+    git.as_consort(
         "commit",
         "-q",
         "-m",

@@ -235,11 +235,7 @@ def promote(
     with paired.dbs.ephemeral(parent) as child:
         migrate(project, checkout, child.url, f"a throwaway copy of {base}")
     # 2. merge, 3. migrate the parent itself
-    git.run(
-        "-c",
-        "user.name=Consort",
-        "-c",
-        "user.email=consort@localhost",
+    git.as_consort(
         "merge",
         "-q",
         "--no-ff",

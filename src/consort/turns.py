@@ -102,7 +102,7 @@ def run_design_turn(
         outputs=(),
         exempt=(str(turn.path.relative_to(project.root)) + "/",),
     )
-    problems = _outcome_problems(outcome) + [
+    problems = outcome_problems(outcome) + [
         f"wrote {v.path} outside its scope ({v.rule}); the change was reverted" for v in violations
     ]
     problems += _output_problems(project, feature, kind, out_path)
@@ -256,7 +256,8 @@ def _inputs(
     return inputs
 
 
-def _outcome_problems(outcome: TurnOutcome) -> list[str]:
+def outcome_problems(outcome: TurnOutcome) -> list[str]:
+    """Why a turn's process did not end well, with its stderr's tail: feedback for the agent."""
     if outcome.ok:
         return []
     if outcome.error:

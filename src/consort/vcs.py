@@ -8,6 +8,7 @@ from consort import proc
 from consort.errors import ConsortError, UsageError
 
 GIT_TIMEOUT_S = 120
+CONSORT_IDENTITY = ("-c", "user.name=Consort", "-c", "user.email=consort@localhost")
 
 
 class Git:
@@ -91,19 +92,13 @@ class Git:
                 fix="commit or stash your changes first",
             )
 
+    def as_consort(self, *args: str) -> proc.Completed:
+        """A git command that records Consort as its author (commits and merges it makes)."""
+        return self.run(*CONSORT_IDENTITY, *args)
+
     def commit_all(self, message: str) -> str:
         self.run("add", "-A")
-        self.run(
-            "-c",
-            "user.name=Consort",
-            "-c",
-            "user.email=consort@localhost",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            message,
-        )
+        self.as_consort("commit", "-q", "--allow-empty", "-m", message)
         return self.out("rev-parse", "HEAD")
 
 

@@ -92,6 +92,7 @@ def test_stale_pid_file_does_not_block_start(fresh_project):
 
 
 UNPRIVILEGED = "nobody"
+AS_UNPRIVILEGED = ("setpriv", f"--reuid={UNPRIVILEGED}", "--regid=nogroup", "--clear-groups", "--")
 
 
 def _can_run_as_unprivileged() -> str | None:
@@ -101,16 +102,7 @@ def _can_run_as_unprivileged() -> str | None:
     if shutil.which("setpriv") is None:
         return "setpriv is missing"
     probe = subprocess.run(
-        [
-            "setpriv",
-            f"--reuid={UNPRIVILEGED}",
-            "--regid=nogroup",
-            "--clear-groups",
-            "--",
-            sys.executable,
-            "-c",
-            "import consort, psycopg",
-        ],
+        [*AS_UNPRIVILEGED, sys.executable, "-c", "import consort, psycopg"],
         capture_output=True,
         text=True,
         check=False,
@@ -149,20 +141,10 @@ def test_as_a_normal_user_the_server_runs_as_that_user_inside_the_project(tmp_pa
         "COLUMNS": "200",
     }
 
-    def as_user(*args: str) -> subprocess.CompletedProcess[str]:
+    def as_user(*args: str, cwd: Path = home) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [
-                "setpriv",
-                f"--reuid={UNPRIVILEGED}",
-                "--regid=nogroup",
-                "--clear-groups",
-                "--",
-                sys.executable,
-                "-m",
-                "consort",
-                *args,
-            ],
-            cwd=home,
+            [*AS_UNPRIVILEGED, sys.executable, "-m", "consort", *args],
+            cwd=cwd,
             env=env,
             capture_output=True,
             text=True,
@@ -173,57 +155,14 @@ def test_as_a_normal_user_the_server_runs_as_that_user_inside_the_project(tmp_pa
     project = home / "app"
     ok(as_user("init", str(project)))
     try:
-        status = json.loads(
-            ok(
-                subprocess.run(
-                    [
-                        "setpriv",
-                        f"--reuid={UNPRIVILEGED}",
-                        "--regid=nogroup",
-                        "--clear-groups",
-                        "--",
-                        sys.executable,
-                        "-m",
-                        "consort",
-                        "db",
-                        "status",
-                        "--json",
-                    ],
-                    cwd=project,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=60,
-                    check=False,
-                )
-            )
-        )
+        status = json.loads(ok(as_user("db", "status", "--json", cwd=project)))
         assert status["running"] is True
         assert status["run_as"] is None
         assert status["data_dir"].startswith(str(project))
         owner = Path(f"/proc/{status['pid']}").stat().st_uid
         assert owner == entry.pw_uid
     finally:
-        subprocess.run(
-            [
-                "setpriv",
-                f"--reuid={UNPRIVILEGED}",
-                "--regid=nogroup",
-                "--clear-groups",
-                "--",
-                sys.executable,
-                "-m",
-                "consort",
-                "db",
-                "stop",
-            ],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        as_user("db", "stop", cwd=project)
 
 
 def test_destroy_removes_the_cluster_and_init_makes_a_new_one(fresh_project):

@@ -195,11 +195,7 @@ def step_initial_commit(project: Project, report: InitReport) -> None:
         )
         return
     git.run("add", "-A", "--", ".", ":(exclude).consort")
-    git.run(
-        "-c",
-        "user.name=Consort",
-        "-c",
-        "user.email=consort@localhost",
+    git.as_consort(
         "commit",
         "-q",
         "-m",
