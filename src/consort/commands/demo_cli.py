@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
 import click
 
 from consort.clikit import handled
+
+
+def _consort() -> str:
+    """How to call this Consort: plain `consort` when the shell finds this one, else its path."""
+    here = Path(sys.executable).parent / "consort"
+    found = shutil.which("consort")
+    if found is not None and Path(found).resolve() == here.resolve():
+        return "consort"
+    return str(here) if here.exists() else "consort"
 
 
 def register(group: click.Group) -> None:
@@ -44,7 +54,7 @@ def demo(directory: Path | None, setup_only: bool) -> None:
     report = sample.run(project, lambda line: ui.say(f"[dim]>[/dim] {line}"))
     if report.code != 0:
         ui.error(f"the demo stopped: {report.message}")
-        ui.say(f"look around: cd {where} && consort status && consort log")
+        ui.say(f"look around: cd {where} && {_consort()} status && {_consort()} log")
         sys.exit(int(report.code))
     total = sum(report.seconds.values())
     ui.say("")
@@ -57,9 +67,9 @@ def demo(directory: Path | None, setup_only: bool) -> None:
     )
     ui.say("look around:")
     ui.say(f"  cd {where}")
-    ui.say("  consort status        # features, gates, branches")
-    ui.say("  consort log           # every event, hash-chained")
-    ui.say("  consort verify        # re-prove every gate and cycle")
+    ui.say(f"  {_consort()} status        # features, gates, branches")
+    ui.say(f"  {_consort()} log           # every event, hash-chained")
+    ui.say(f"  {_consort()} verify        # re-prove every gate and cycle")
     ui.say(
         f"  {sys.executable} -m uvicorn app.main:app --port 8000   # then open http://127.0.0.1:8000/"
     )
