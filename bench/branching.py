@@ -37,10 +37,10 @@ from typing import Any
 
 import psycopg
 
-from consort.db.backend import EmbeddedBackend, open_backend
-from consort.db.branching import BranchDatabases, DbKind, TemplateMode
-from consort.db.names import DbNames, map_branch
-from consort.project import Project
+from consort.adapters.db.backend import EmbeddedBackend, open_backend
+from consort.adapters.db.branching import BranchDatabases, DbKind, TemplateMode
+from consort.adapters.db.names import DbNames, map_branch
+from consort.core.project import Project
 
 MIB = 1024 * 1024
 SUPERUSER = "consort_admin"

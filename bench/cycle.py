@@ -44,16 +44,16 @@ from typing import Any
 
 import psycopg
 
-from consort import proc
-from consort.branches import PairedBranches
-from consort.fsutil import atomic_write_json
-from consort.ledger import Actor, EventType, Ledger, ledger_path
-from consort.project import Project
-from consort.scope import revert_outside_scope, snapshot
-from consort.tdd import runner
-from consort.tdd.rules import green_problems
-from consort.tdd.runner import run_suite, test_env
-from consort.vcs import Git
+from consort.adapters import proc
+from consort.adapters.paired import PairedBranches
+from consort.adapters.scope import revert_outside_scope, snapshot
+from consort.adapters.tdd import runner
+from consort.adapters.tdd.rules import green_problems
+from consort.adapters.tdd.runner import run_suite, test_env
+from consort.adapters.vcs import Git
+from consort.core.fsutil import atomic_write_json
+from consort.core.ledger import Actor, EventType, Ledger, ledger_path
+from consort.core.project import Project
 
 GOAL_S = 0.5  # the orchestrator's overhead per verification (performance section of the issue)
 STORY_BRANCH = "story/bench"

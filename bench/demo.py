@@ -22,8 +22,8 @@ GOAL_S = 90.0
 
 
 def main() -> int:
-    from consort import demo
-    from consort.ledger import Ledger, ledger_path
+    from consort.app import demo
+    from consort.core.ledger import Ledger, ledger_path
 
     base = Path(tempfile.mkdtemp(prefix="consort-bench-demo-"))
     root = base / "stockflow"

@@ -1,3 +1,3 @@
-from consort.cli import main
+from consort.cli.main import main
 
 main()

@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from consort.agents.base import build_agent_env
-from consort.agents.task import Role, Step, Task, TurnDir
+from consort.adapters.agents.base import build_agent_env
+from consort.adapters.agents.task import Role, Step, Task, TurnDir
 
 FAKES = Path(__file__).resolve().parent
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from consort.agents.base import KillReason
-from consort.agents.codex import CodexAdapter, parse_stream, parse_version
-from consort.agents.command import Limits
-from consort.agents.config import adapter_for
-from consort.agents.headless import EditStatus, RetryPolicy
-from consort.agents.stream import StreamLines
-from consort.agents.task import Role
-from consort.errors import UsageError
-from consort.project import Project
+from consort.adapters.agents.base import KillReason
+from consort.adapters.agents.codex import CodexAdapter, parse_stream, parse_version
+from consort.adapters.agents.command import Limits
+from consort.adapters.agents.config import adapter_for
+from consort.adapters.agents.headless import EditStatus, RetryPolicy
+from consort.adapters.agents.stream import StreamLines
+from consort.adapters.agents.task import Role
+from consort.core.errors import UsageError
+from consort.core.project import Project
 from tests.fakes import FakeTurn, invocations
 
 pytestmark = pytest.mark.integration

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from consort.agents.base import KillReason, TurnOutcome, build_agent_env
-from consort.agents.command import CommandAdapter, Limits, run_agent_process
-from consort.agents.task import Role, Step, Task, TurnDir
+from consort.adapters.agents.base import KillReason, TurnOutcome, build_agent_env
+from consort.adapters.agents.command import CommandAdapter, Limits, run_agent_process
+from consort.adapters.agents.task import Role, Step, Task, TurnDir
 
 pytestmark = pytest.mark.integration
 
@@ -304,7 +304,7 @@ def test_interrupting_consort_stops_the_agent_too(tmp_path: Path) -> None:
         textwrap.dedent(f"""
         import os, sys
         from pathlib import Path
-        from consort.agents.command import Limits, run_agent_process
+        from consort.adapters.agents.command import Limits, run_agent_process
         run_agent_process(
             [sys.executable, {str(agent)!r}, {str(pid_file)!r}],
             cwd=Path({str(tmp_path)!r}),

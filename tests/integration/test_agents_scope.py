@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from consort.scope import (
+from consort.adapters.scope import (
     Breach,
     ChangeKind,
     FileChange,
@@ -18,7 +18,7 @@ from consort.scope import (
     revert_outside_scope,
     snapshot,
 )
-from consort.vcs import Git
+from consort.adapters.vcs import Git
 
 pytestmark = pytest.mark.integration
 

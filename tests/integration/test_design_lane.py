@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from consort.artifacts.canonical import artifact_hash
-from consort.ledger import Event, EventType, Ledger, ledger_path
+from consort.core.artifacts.canonical import artifact_hash
+from consort.core.ledger import Event, EventType, Ledger, ledger_path
 from tests.helpers import consort
 from tests.integration.conftest import destroy_project_cluster
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from consort.ledger import EventType
+from consort.core.ledger import EventType
 from tests.helpers import consort
 from tests.integration.conftest import destroy_project_cluster
 from tests.integration.test_design_lane import (

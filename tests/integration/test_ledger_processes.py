@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from consort.errors import ExitCode
-from consort.ledger import Actor, EventType, Ledger, WriterBusy, hold_writer, ledger_path
-from consort.proc import run
+from consort.adapters.proc import run
+from consort.core.errors import ExitCode
+from consort.core.ledger import Actor, EventType, Ledger, WriterBusy, hold_writer, ledger_path
 
 pytestmark = pytest.mark.integration
 
@@ -68,7 +68,7 @@ def state_dir(tmp_path: Path) -> Iterator[Path]:
 APPENDER = """
     import sys
     from pathlib import Path
-    from consort.ledger import Ledger
+    from consort.core.ledger import Ledger
 
     path, writer, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     print("ready", flush=True)
@@ -106,7 +106,7 @@ def test_two_processes_appending_at_once_build_one_valid_chain(state_dir: Path) 
 HOLDER = """
     import sys
     from pathlib import Path
-    from consort.ledger import hold_writer
+    from consort.core.ledger import hold_writer
 
     with hold_writer(Path(sys.argv[1])):
         print("held", flush=True)
@@ -117,8 +117,8 @@ HOLDER = """
 CONTENDER = """
     import sys
     from pathlib import Path
-    from consort.errors import ConsortError
-    from consort.ledger import hold_writer
+    from consort.core.errors import ConsortError
+    from consort.core.ledger import hold_writer
 
     try:
         with hold_writer(Path(sys.argv[1])):
@@ -180,8 +180,8 @@ def test_writer_killed_with_sigkill_frees_the_lock(state_dir: Path) -> None:
 WRITER = """
     import sys
     from pathlib import Path
-    from consort.errors import ConsortError
-    from consort.ledger import Ledger
+    from consort.core.errors import ConsortError
+    from consort.core.ledger import Ledger
 
     ledger = Ledger.open_for_writing(Path(sys.argv[1]))
     try:
@@ -210,7 +210,7 @@ def test_ledger_changed_by_another_process_stops_the_writer_with_exit_4(
             "foreign append": """
                 import sys
                 from pathlib import Path
-                from consort.ledger import Ledger
+                from consort.core.ledger import Ledger
                 Ledger(Path(sys.argv[1])).append("gate.approved", "human", "F1", {})
             """,
             "edit": """

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from consort.db.schema_diff import (
+from consort.adapters.db.schema_diff import (
     Change,
     ChangeKind,
     Column,

@@ -12,8 +12,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from consort.db.cluster import SUPERUSER
-from consort.db.secret import load_secret, password_for
+from consort.adapters.db.cluster import SUPERUSER
+from consort.adapters.db.secret import load_secret, password_for
 from tests.helpers import consort, git, ok
 
 pytestmark = pytest.mark.integration

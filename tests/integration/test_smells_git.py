@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from consort.smells import Smell, SmellKind, find_smells
-from consort.vcs import Git
+from consort.adapters.smells import Smell, SmellKind, find_smells
+from consort.adapters.vcs import Git
 
 pytestmark = pytest.mark.integration
 

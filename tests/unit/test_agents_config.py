@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from consort.agents.command import DEFAULT_INACTIVITY_TIMEOUT_S, CommandAdapter, Limits
-from consort.agents.config import AdapterKind, adapter_for, agent_settings
-from consort.agents.replay import ReplayAdapter
-from consort.agents.task import Role
-from consort.config import DEFAULT_CONFIG_TEXT
-from consort.errors import UsageError
-from consort.project import Project
+from consort.adapters.agents.command import DEFAULT_INACTIVITY_TIMEOUT_S, CommandAdapter, Limits
+from consort.adapters.agents.config import AdapterKind, adapter_for, agent_settings
+from consort.adapters.agents.replay import ReplayAdapter
+from consort.adapters.agents.task import Role
+from consort.core.config import DEFAULT_CONFIG_TEXT
+from consort.core.errors import UsageError
+from consort.core.project import Project
 
 
 def project_with(tmp_path: Path, agents_toml: str) -> Project:

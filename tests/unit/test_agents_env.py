@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from consort.agents.base import build_agent_env
-from consort.agents.task import Role, Step
-from consort.errors import UsageError
+from consort.adapters.agents.base import build_agent_env
+from consort.adapters.agents.task import Role, Step
+from consort.core.errors import UsageError
 
 PARENT = {
     "PATH": "/usr/bin:/bin",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from consort.scope import Breach, ChangeKind, FileChange, WriteScope, glob_match
+from consort.adapters.scope import Breach, ChangeKind, FileChange, WriteScope, glob_match
 
 
 @pytest.mark.parametrize(

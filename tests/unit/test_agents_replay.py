@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from consort.agents.replay import ReplayAdapter, replay_key
-from consort.agents.task import Role, Step, Task, TurnDir
+from consort.adapters.agents.replay import ReplayAdapter, replay_key
+from consort.adapters.agents.task import Role, Step, Task, TurnDir
 
 
 def make_task(tmp_path: Path, **changes: Any) -> Task:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from consort.agents.task import (
+from consort.adapters.agents.task import (
     Role,
     Step,
     Task,
@@ -19,8 +19,8 @@ from consort.agents.task import (
     list_turns,
     parse_turn_name,
 )
-from consort.errors import ConsortError
-from consort.scope import Breach, ChangeKind, FileChange, Violation
+from consort.adapters.scope import Breach, ChangeKind, FileChange, Violation
+from consort.core.errors import ConsortError
 
 
 def build_task(**changes: Any) -> Task:

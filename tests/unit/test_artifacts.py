@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from consort.artifacts import (
+from consort.cli.main import cli
+from consort.core.artifacts import (
     MODELS,
     Architecture,
     ArtifactKind,
@@ -41,8 +42,7 @@ from consort.artifacts import (
     validation_errors,
     write_artifact,
 )
-from consort.cli import cli
-from consort.errors import ExitCode, UsageError
+from consort.core.errors import ExitCode, UsageError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "artifacts"
 

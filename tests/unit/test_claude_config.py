@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from consort.agents.claude import ClaudeAdapter
-from consort.agents.codex import CodexAdapter
-from consort.agents.command import Limits
-from consort.agents.config import adapter_for, agent_settings
-from consort.agents.headless import RetryPolicy
-from consort.agents.task import Role
-from consort.errors import UsageError
-from consort.project import Project
+from consort.adapters.agents.claude import ClaudeAdapter
+from consort.adapters.agents.codex import CodexAdapter
+from consort.adapters.agents.command import Limits
+from consort.adapters.agents.config import adapter_for, agent_settings
+from consort.adapters.agents.headless import RetryPolicy
+from consort.adapters.agents.task import Role
+from consort.core.errors import UsageError
+from consort.core.project import Project
 
 
 def project_with(tmp_path: Path, agents_toml: str) -> Project:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from consort.agents import claude, codex
-from consort.commands.doctor import CheckState, _agent_checks
+from consort.adapters.agents import claude, codex
+from consort.app.doctor import CheckState, _agent_checks
 from tests.fakes import install_fakes
 
 SECRET = "sk-ant-api03-very-secret-value"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from consort.agents.task import Role
-from consort.claude_files import FileAction, init_step, manifest_path, sync
-from consort.commands.init import InitReport
-from consort.project import Project
+from consort.adapters.agents.claude_files import FileAction, init_step, manifest_path, sync
+from consort.adapters.agents.task import Role
+from consort.app.init import InitReport
+from consort.core.project import Project
 
 
 @pytest.fixture

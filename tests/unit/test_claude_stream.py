@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from consort.agents.base import KillReason, TurnOutcome
-from consort.agents.claude import PROFILE, parse_stream
-from consort.agents.codex import PROFILE as CODEX_PROFILE
-from consort.agents.headless import (
+from consort.adapters.agents.base import KillReason, TurnOutcome
+from consort.adapters.agents.claude import PROFILE, parse_stream
+from consort.adapters.agents.codex import PROFILE as CODEX_PROFILE
+from consort.adapters.agents.headless import (
     EditStatus,
     FailureKind,
     RetryPolicy,
@@ -19,8 +19,8 @@ from consort.agents.headless import (
     system_prompt,
     task_prompt,
 )
-from consort.agents.stream import read_jsonl
-from consort.agents.task import Role, Step, Task
+from consort.adapters.agents.stream import read_jsonl
+from consort.adapters.agents.task import Role, Step, Task
 from consort.roles import packaged_prompt
 
 

@@ -1,7 +1,7 @@
 import pytest
 
-from consort.config import DEFAULT_CONFIG_TEXT, DbBackendKind, load_config
-from consort.errors import ExitCode, UsageError
+from consort.core.config import DEFAULT_CONFIG_TEXT, DbBackendKind, load_config
+from consort.core.errors import ExitCode, UsageError
 
 
 def test_default_text_loads(tmp_path):

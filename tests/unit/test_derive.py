@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from consort.agents.task import Step
-from consort.artifacts.canonical import artifact_hash
-from consort.artifacts.registry import ArtifactKind
-from consort.config import Config, GateMode
-from consort.derive import DiskArtifacts, artifact_path, derive, turn_output
-from consort.ledger import Actor, Event, EventType, Ledger, ledger_path
-from consort.state import (
+from consort.adapters.agents.task import Step
+from consort.core.artifacts.canonical import artifact_hash
+from consort.core.artifacts.registry import ArtifactKind
+from consort.core.config import Config, GateMode
+from consort.core.derive import DiskArtifacts, artifact_path, derive, turn_output
+from consort.core.ledger import Actor, Event, EventType, Ledger, ledger_path
+from consort.core.state import (
     ArtifactCondition,
     FeatureState,
     GateStatus,

@@ -1,6 +1,6 @@
 import stat
 
-from consort.envfile import read_database_url, set_database_url
+from consort.adapters.envfile import read_database_url, set_database_url
 
 
 def test_database_url_replaced_other_lines_kept(tmp_path):

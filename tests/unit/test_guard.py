@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from consort.agents.task import Role, Step, Task, TurnDir
-from consort.guard import DENY_EXIT, guard
+from consort.adapters.agents.task import Role, Step, Task, TurnDir
+from consort.adapters.guard import DENY_EXIT, guard
 
 PROTECTED = ("tests/**", "**/conftest.py", "pytest.ini")
 

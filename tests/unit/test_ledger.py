@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from consort.cli import cli
-from consort.commands.log_cli import select, summary
-from consort.errors import ExitCode
-from consort.ledger import (
+from consort.cli.log import select, summary
+from consort.cli.main import cli
+from consort.core.errors import ExitCode
+from consort.core.ledger import (
     GENESIS,
     Actor,
     Event,

@@ -11,12 +11,12 @@ from dataclasses import replace
 
 import pytest
 
-from consort.agents.task import Role, Step
-from consort.artifacts.registry import ArtifactKind
-from consort.config import GateMode
-from consort.errors import ExitCode
-from consort.machine import Action, ActionKind, Lane, next_action
-from consort.state import (
+from consort.adapters.agents.task import Role, Step
+from consort.core.artifacts.registry import ArtifactKind
+from consort.core.config import GateMode
+from consort.core.errors import ExitCode
+from consort.core.machine import Action, ActionKind, Lane, next_action
+from consort.core.state import (
     DESIGN_STEPS,
     ArtifactCondition,
     ArtifactState,

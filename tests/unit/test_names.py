@@ -1,7 +1,7 @@
 import pytest
 
-from consort.db.names import IDENTIFIER_BYTES, map_branch
-from consort.errors import UsageError
+from consort.adapters.db.names import IDENTIFIER_BYTES, map_branch
+from consort.core.errors import UsageError
 
 
 def test_plain_identifier_maps_to_itself():

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from consort.db.schema_diff import (
+from consort.adapters.db.schema_diff import (
     Change,
     ChangeKind,
     Column,

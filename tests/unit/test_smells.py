@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from textwrap import dedent
 
-from consort.smells import (
+from consort.adapters.smells import (
     Smell,
     SmellKind,
     added_skip_markers,

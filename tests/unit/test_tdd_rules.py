@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from consort.artifacts.build import CyclePlan
-from consort.tdd.junit import Outcome, ReportMissing, node_id, parse_report
-from consort.tdd.rules import green_problems, red_problems
+from consort.adapters.tdd.junit import Outcome, ReportMissing, node_id, parse_report
+from consort.adapters.tdd.rules import green_problems, red_problems
+from consort.core.artifacts.build import CyclePlan
 
 MIXED = Path(__file__).parents[1] / "fixtures" / "junit" / "pytest9-mixed.xml"
 

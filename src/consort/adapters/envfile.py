@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from consort.fsutil import atomic_write_text
+from consort.core.fsutil import atomic_write_text
 
 KEY = "DATABASE_URL"
 MARKER = "# consort:"

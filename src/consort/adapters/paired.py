@@ -8,13 +8,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from consort.db.backend import Backend, open_backend
-from consort.db.branching import BranchDatabases, DbInfo, DbKind, TemplateMode, inject_fault
-from consort.db.names import DbNames, map_branch
-from consort.envfile import set_database_url
-from consort.errors import ConsortError, UsageError
-from consort.project import Project
-from consort.vcs import Git
+from consort.adapters.db.backend import Backend, open_backend
+from consort.adapters.db.branching import (
+    BranchDatabases,
+    DbInfo,
+    DbKind,
+    TemplateMode,
+    inject_fault,
+)
+from consort.adapters.db.names import DbNames, map_branch
+from consort.adapters.envfile import set_database_url
+from consort.adapters.vcs import Git
+from consort.core.errors import ConsortError, UsageError
+from consort.core.project import Project
 
 ROOT_BRANCH = "main"
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from consort.errors import ConsortError
+from consort.core.errors import ConsortError
 
 
 @dataclass(frozen=True)

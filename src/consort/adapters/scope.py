@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from consort import proc
-from consort.errors import ConsortError
+from consort.adapters import proc
+from consort.core.errors import ConsortError
 
 STATE_GLOB = ".consort/**"
 GIT_TIMEOUT_S = 300.0

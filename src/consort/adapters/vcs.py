@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from consort import proc
-from consort.errors import ConsortError, UsageError
+from consort.adapters import proc
+from consort.core.errors import ConsortError, UsageError
 
 GIT_TIMEOUT_S = 120
 CONSORT_IDENTITY = ("-c", "user.name=Consort", "-c", "user.email=consort@localhost")

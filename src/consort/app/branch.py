@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from consort.branches import BranchRow, PairedBranches
-from consort.db.branching import DbInfo, TemplateMode
-from consort.project import Project
+from consort.adapters.db.branching import DbInfo, TemplateMode
+from consort.adapters.paired import BranchRow, PairedBranches
+from consort.core.project import Project
 
 if TYPE_CHECKING:
-    from consort.db.schema_diff import SchemaDiff
+    from consort.adapters.db.schema_diff import SchemaDiff
 
 
 def create(project: Project, name: str, parent: str | None, mode: TemplateMode) -> DbInfo:
@@ -33,7 +33,7 @@ def gc(project: Project) -> list[str]:
 
 
 def diff(project: Project, name: str, against: str | None) -> tuple[str, SchemaDiff]:
-    from consort.db.schema_diff import diff_databases
+    from consort.adapters.db.schema_diff import diff_databases
 
     paired = PairedBranches(project)
     base = against or paired.parent_of(name)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from consort.config import DbBackendKind
-from consort.db.backend import CLUSTER_FILE, ClusterRecord, EmbeddedBackend, open_backend
-from consort.errors import UsageError
-from consort.fsutil import file_lock
-from consort.project import Project
+from consort.adapters.db.backend import CLUSTER_FILE, ClusterRecord, EmbeddedBackend, open_backend
+from consort.core.config import DbBackendKind
+from consort.core.errors import UsageError
+from consort.core.fsutil import file_lock
+from consort.core.project import Project
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def start(project: Project, port: int | None = None) -> tuple[bool, ServerStatus
     backend = _embedded(project)
     with file_lock(project.db_dir / "server.lock"):
         if port is not None:
-            from consort.db.cluster import free_port
+            from consort.adapters.db.cluster import free_port
 
             if backend.cluster.state().running:
                 raise UsageError("the server is running; stop it before moving it to another port")
@@ -60,7 +60,7 @@ def start(project: Project, port: int | None = None) -> tuple[bool, ServerStatus
             backend.cluster.configure(port=chosen)
         started = backend.cluster.start()
         if started:
-            from consort.db.branching import BranchDatabases
+            from consort.adapters.db.branching import BranchDatabases
 
             BranchDatabases(backend).heal()
     return started, status(project)
@@ -118,7 +118,7 @@ def status(project: Project) -> ServerStatus:
 
 def url(project: Project, branch: str | None) -> str:
     """The login URL of a branch's own role: it opens that branch's database and nothing else."""
-    from consort.branches import PairedBranches
+    from consort.adapters.paired import PairedBranches
 
     paired = PairedBranches(project)
     name = branch or paired.git.current_branch()

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from consort.errors import ExitCode, UsageError
-from consort.fsutil import atomic_write_text
-from consort.machine import Lane
-from consort.project import Project
+from consort.core.errors import ExitCode, UsageError
+from consort.core.fsutil import atomic_write_text
+from consort.core.machine import Lane
+from consort.core.project import Project
 
 EXAMPLE = "stockflow"
 FEATURE_TITLE = "Stock visibility"
@@ -67,9 +67,9 @@ def _config_text(root: Path) -> str:
 
 
 def setup(directory: Path | None, say: Say) -> Project:
-    from consort.commands.init import init
-    from consort.intake import IntakeKind, record
-    from consort.vcs import Git
+    from consort.adapters.vcs import Git
+    from consort.app.init import init
+    from consort.lanes.intake import IntakeKind, record
 
     root = (directory or default_dir(Path.cwd())).resolve()
     if root.exists() and any(root.iterdir()):
@@ -100,7 +100,7 @@ def setup(directory: Path | None, say: Say) -> Project:
 
 
 def run(project: Project, say: Say) -> DemoReport:
-    from consort.drive import drive
+    from consort.lanes.loop import drive
 
     report = DemoReport(project.root)
     for lane in LANES:
@@ -118,9 +118,9 @@ def run(project: Project, say: Say) -> DemoReport:
 
 
 def facts(project: Project) -> dict[str, int]:
-    from consort.branches import PairedBranches
-    from consort.ledger import EventType, Ledger, ledger_path
-    from consort.vcs import Git
+    from consort.adapters.paired import PairedBranches
+    from consort.adapters.vcs import Git
+    from consort.core.ledger import EventType, Ledger, ledger_path
 
     events = Ledger(ledger_path(project.state_dir)).read()
 

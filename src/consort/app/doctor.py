@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from consort import __version__, proc
-from consort.errors import ConsortError, UsageError
+from consort import __version__
+from consort.adapters import proc
+from consort.core.errors import ConsortError, UsageError
 
 
 class CheckState(StrEnum):
@@ -74,8 +75,8 @@ def checks(start: Path | None = None) -> list[Check]:
 
 def _agent_checks() -> list[Check]:
     """The agent CLIs: installed?, version, logged in? (where credentials are, never what)."""
-    from consort.agents import claude, codex
-    from consort.agents.headless import find_program, program_version
+    from consort.adapters.agents import claude, codex
+    from consort.adapters.agents.headless import find_program, program_version
 
     found: list[Check] = []
     for name, install_hint, login_status in (
@@ -101,8 +102,8 @@ def _agent_checks() -> list[Check]:
 
 
 def _postgres_checks() -> list[Check]:
-    from consort.db.account import SYSTEM_USER
-    from consort.db.binaries import find_binaries
+    from consort.adapters.db.account import SYSTEM_USER
+    from consort.adapters.db.binaries import find_binaries
 
     try:
         binaries = find_binaries()
@@ -129,8 +130,8 @@ def _postgres_checks() -> list[Check]:
 
 def orphaned_clusters() -> list[Path]:
     """Clusters under the machine's cluster folder whose project is gone or moved on."""
-    from consort.commands.init import OWNER_FILE
-    from consort.db.account import SYSTEM_HOME
+    from consort.adapters.db.account import SYSTEM_HOME
+    from consort.app.init import OWNER_FILE
 
     found = []
     for home in sorted((SYSTEM_HOME / "clusters").glob("*")):
@@ -167,8 +168,8 @@ def _orphan_checks() -> list[Check]:
 
 
 def _project_checks(start: Path | None) -> list[Check]:
-    from consort.commands import dbserver
-    from consort.project import find_project
+    from consort.app import dbserver
+    from consort.core.project import find_project
 
     try:
         project = find_project(start)
@@ -181,7 +182,7 @@ def _project_checks(start: Path | None) -> list[Check]:
         return [*result, Check("database", CheckState.FAIL, str(exc))]
     result.append(Check("database backend", CheckState.INFO, status.backend.value))
     if status.data_dir is not None:
-        from consort.db.cluster import supports_reflink
+        from consort.adapters.db.cluster import supports_reflink
 
         reflink = supports_reflink(Path(status.data_dir).parent)
         result.append(
@@ -203,7 +204,7 @@ def _project_checks(start: Path | None) -> list[Check]:
                 else f"stopped (port {status.port})",
             )
         )
-    from consort.commands.hook import env_is_private
+    from consort.app.hook import env_is_private
 
     if not env_is_private(project):
         result.append(Check(".env", CheckState.WARN, "readable by other users: chmod 600 .env"))

@@ -8,8 +8,8 @@ import sys
 from enum import StrEnum
 from pathlib import Path
 
-from consort.errors import UsageError
-from consort.project import Project
+from consort.core.errors import UsageError
+from consort.core.project import Project
 
 HOOK_MARK = "# consort: post-checkout"
 
@@ -42,7 +42,7 @@ def install_post_checkout(hooks_dir: Path) -> HookInstall:
             return HookInstall.FOREIGN
         if current == script:
             return HookInstall.UNCHANGED
-    from consort.fsutil import atomic_write_text
+    from consort.core.fsutil import atomic_write_text
 
     atomic_write_text(path, script, mode=0o755)
     return HookInstall.INSTALLED
@@ -50,10 +50,10 @@ def install_post_checkout(hooks_dir: Path) -> HookInstall:
 
 def run_post_checkout(cwd: Path) -> str:
     """Point this checkout's .env at the current branch's database (no server needed)."""
-    from consort.branches import PairedBranches
-    from consort.envfile import set_database_url
-    from consort.project import find_project
-    from consort.vcs import Git
+    from consort.adapters.envfile import set_database_url
+    from consort.adapters.paired import PairedBranches
+    from consort.adapters.vcs import Git
+    from consort.core.project import find_project
 
     project = find_project(cwd)
     checkout = Git(cwd).toplevel()

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from consort.config import CONFIG_FILE, DEFAULT_CONFIG_TEXT, DbBackendKind
-from consort.errors import UsageError
-from consort.fsutil import atomic_write_text
-from consort.project import STATE_DIR, Project
-from consort.vcs import Git, require_git
+from consort.adapters.vcs import Git, require_git
+from consort.core.config import CONFIG_FILE, DEFAULT_CONFIG_TEXT, DbBackendKind
+from consort.core.errors import UsageError
+from consort.core.fsutil import atomic_write_text
+from consort.core.project import STATE_DIR, Project
 
 GITIGNORE_ENTRIES = (
     ".env",
@@ -113,7 +113,7 @@ def step_state_dir(project: Project, report: InitReport) -> None:
 
 def step_role_prompts(project: Project, report: InitReport) -> None:
     """Copy the default role prompts into the project, where they can be edited."""
-    from consort.agents.task import Role
+    from consort.adapters.agents.task import Role
     from consort.roles import override_path, packaged_prompt
 
     written = []
@@ -128,14 +128,14 @@ def step_role_prompts(project: Project, report: InitReport) -> None:
 
 def step_claude_files(project: Project, report: InitReport) -> None:
     """Claude Code's role agents and /plan /design /build /deploy commands, in .claude/."""
-    from consort.claude_files import init_step
+    from consort.adapters.agents.claude_files import init_step
 
     init_step(project, report)
 
 
 def step_ledger(project: Project, report: InitReport) -> None:
     from consort import __version__
-    from consort.ledger import Actor, EventType, Ledger, ledger_path
+    from consort.core.ledger import Actor, EventType, Ledger, ledger_path
 
     path = ledger_path(project.state_dir)
     if path.exists():
@@ -149,7 +149,7 @@ def step_ledger(project: Project, report: InitReport) -> None:
 def step_database(project: Project, report: InitReport) -> None:
     if project.config.db.backend is DbBackendKind.EMBEDDED:
         _embedded_cluster(project, report)
-    from consort.branches import PairedBranches
+    from consort.adapters.paired import PairedBranches
 
     paired = PairedBranches(project)
     paired.backend.ensure_running()
@@ -162,11 +162,11 @@ def step_database(project: Project, report: InitReport) -> None:
 
 
 def _embedded_cluster(project: Project, report: InitReport) -> None:
-    from consort.db.account import reachable_binaries, server_account
-    from consort.db.backend import CLUSTER_FILE, ClusterRecord
-    from consort.db.binaries import find_binaries
-    from consort.db.cluster import SUPERUSER, LocalCluster, free_port
-    from consort.db.secret import load_or_create_secret, password_for
+    from consort.adapters.db.account import reachable_binaries, server_account
+    from consort.adapters.db.backend import CLUSTER_FILE, ClusterRecord
+    from consort.adapters.db.binaries import find_binaries
+    from consort.adapters.db.cluster import SUPERUSER, LocalCluster, free_port
+    from consort.adapters.db.secret import load_or_create_secret, password_for
 
     record_path = project.db_dir / CLUSTER_FILE
     if record_path.exists():
@@ -205,7 +205,7 @@ def step_initial_commit(project: Project, report: InitReport) -> None:
 
 
 def step_hooks(project: Project, report: InitReport) -> None:
-    from consort.commands.hook import HookInstall, install_post_checkout
+    from consort.app.hook import HookInstall, install_post_checkout
 
     outcome = install_post_checkout(Git(project.root).hooks_dir())
     if outcome is HookInstall.INSTALLED:

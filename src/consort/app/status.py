@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from consort.errors import ConsortError
-from consort.machine import next_action
-from consort.project import Project
-from consort.state import Escalation, FeatureState, ItemStage, State
+from consort.core.errors import ConsortError
+from consort.core.machine import next_action
+from consort.core.project import Project
+from consort.core.state import Escalation, FeatureState, ItemStage, State
 
 
 @dataclass
@@ -50,7 +50,7 @@ class StatusReport:
         }
 
     def render(self) -> None:
-        from consort import ui
+        from consort.cli import ui
 
         if not self.features:
             ui.say("no features yet: `consort intake feature --file request.md`")
@@ -172,7 +172,7 @@ def collect(project: Project, state: State) -> StatusReport:
                 }
             )
     try:
-        from consort.branches import PairedBranches
+        from consort.adapters.paired import PairedBranches
 
         report.branches = [row.as_json() for row in PairedBranches(project).rows()]
     except ConsortError as exc:

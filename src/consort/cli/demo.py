@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from consort.clikit import handled
+from consort.cli.kit import handled
 
 
 def _consort() -> str:
@@ -34,8 +34,8 @@ def demo(directory: Path | None, setup_only: bool) -> None:
 
     DIRECTORY defaults to a new ./stockflow-demo folder.
     """
-    from consort import demo as sample
-    from consort import ui
+    from consort.app import demo as sample
+    from consort.cli import ui
 
     ui.say("[bold yellow]" + "=" * 78 + "[/]")
     for line in (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from consort.clikit import handled
+from consort.cli.kit import handled
 
 
 def register(group: click.Group) -> None:
@@ -31,7 +31,7 @@ def guard(tree: Path | None) -> None:
     the tool call, 2 to refuse it (the reason on stderr). Outside a turn it allows everything;
     inside one, input it cannot read is refused.
     """
-    from consort.guard import guard as decide
+    from consort.adapters.guard import guard as decide
 
     try:
         decision = decide(sys.stdin.read(), os.environ, tree.absolute() if tree else None)
@@ -50,9 +50,9 @@ def guard(tree: Path | None) -> None:
 def update_agents(dry_run: bool, force: bool) -> None:
     """Refresh .claude/agents/<role>.md and the /plan /design /build /deploy commands from the
     role prompts, leaving files you changed alone (unless --force)."""
-    from consort import ui
-    from consort.claude_files import FileAction, sync
-    from consort.project import find_project
+    from consort.adapters.agents.claude_files import FileAction, sync
+    from consort.cli import ui
+    from consort.core.project import find_project
 
     report = sync(find_project(), dry_run=dry_run, force=force)
     verbs = {

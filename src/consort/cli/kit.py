@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from consort.errors import ConsortError, ExitCode
+from consort.core.errors import ConsortError, ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEBUG_ENV = "CONSORT_DEBUG"
@@ -21,7 +21,7 @@ def handled(func: F) -> F:
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from consort import ui
+        from consort.cli import ui
 
         try:
             return func(*args, **kwargs)

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from consort.clikit import handled
+from consort.cli.kit import handled
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from consort.ledger import Event
+    from consort.core.ledger import Event
 
 SUMMARY_WIDTH = 100
 
@@ -42,9 +42,9 @@ def log(
 
     If the ledger does not verify, shows what still parses, warns, and exits with code 4.
     """
-    from consort import ui
-    from consort.ledger import Ledger, LedgerCorrupt, ledger_path
-    from consort.project import find_project
+    from consort.cli import ui
+    from consort.core.ledger import Ledger, LedgerCorrupt, ledger_path
+    from consort.core.project import find_project
 
     report = Ledger(ledger_path(find_project().state_dir)).verify()
     events = select(report.events, feature=feature, role=role, event_type=event_type)
@@ -103,7 +103,7 @@ def _print_table(events: list[Event]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from consort import ui
+    from consort.cli import ui
 
     # Only the data summary wraps: Rich narrows wrappable columns first, so the short columns
     # stay whole on a narrow terminal. The year is left out to save width (`--json` has it).

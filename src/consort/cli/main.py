@@ -13,12 +13,12 @@ from typing import Any
 import click
 
 from consort import __version__
-from consort.clikit import handled
-from consort.errors import ExitCode
+from consort.cli.kit import handled
+from consort.core.errors import ExitCode
 
 
 def _project() -> Any:
-    from consort.project import find_project
+    from consort.core.project import find_project
 
     return find_project()
 
@@ -47,8 +47,8 @@ def init(directory: Path, template: str | None) -> None:
     An existing folder or git repository is adopted without touching its code; running init
     again is safe.
     """
-    from consort import ui
-    from consort.commands.init import init as run_init
+    from consort.app.init import init as run_init
+    from consort.cli import ui
 
     with ui.console().status("setting up Consort ..."):
         report = run_init(directory, template=template)
@@ -66,8 +66,8 @@ def init(directory: Path, template: str | None) -> None:
 @handled
 def doctor(as_json: bool) -> None:
     """Report the versions of everything Consort uses, where the database runs, and problems."""
-    from consort import ui
-    from consort.commands.doctor import CheckState, checks
+    from consort.app.doctor import CheckState, checks
+    from consort.cli import ui
 
     found = checks()
     if as_json:
@@ -102,8 +102,8 @@ def db() -> None:
 @handled
 def db_start(port: int | None) -> None:
     """Start the server (nothing happens if it already runs)."""
-    from consort import ui
-    from consort.commands import dbserver
+    from consort.app import dbserver
+    from consort.cli import ui
 
     project = _project()
     started, status = dbserver.start(project, port)
@@ -113,7 +113,7 @@ def db_start(port: int | None) -> None:
     else:
         ui.say(f"database server already running on {where} (pid {status.pid})")
     if port is not None:
-        from consort.branches import PairedBranches
+        from consort.adapters.paired import PairedBranches
 
         PairedBranches(project).refresh_env(PairedBranches(project).git.current_branch())
 
@@ -122,8 +122,8 @@ def db_start(port: int | None) -> None:
 @handled
 def db_stop() -> None:
     """Stop the server cleanly."""
-    from consort import ui
-    from consort.commands import dbserver
+    from consort.app import dbserver
+    from consort.cli import ui
 
     if dbserver.stop(_project()):
         ui.done("database server stopped")
@@ -136,8 +136,8 @@ def db_stop() -> None:
 @handled
 def db_status(as_json: bool) -> None:
     """Tell what runs where."""
-    from consort import ui
-    from consort.commands import dbserver
+    from consort.app import dbserver
+    from consort.cli import ui
 
     status = dbserver.status(_project())
     if as_json:
@@ -160,10 +160,10 @@ def db_destroy(yes: bool) -> None:
 
     `consort init` makes a new, empty one afterwards.
     """
-    from consort import ui
-    from consort.commands import dbserver
-    from consort.errors import UsageError
-    from consort.humans import has_terminal
+    from consort.app import dbserver
+    from consort.cli import ui
+    from consort.core.errors import UsageError
+    from consort.lanes.humans import has_terminal
 
     project = _project()
     if not yes and not has_terminal():
@@ -183,7 +183,7 @@ def db_url(branch: str | None) -> None:
 
     The URL logs in as the branch's own role, which can open that database only.
     """
-    from consort.commands import dbserver
+    from consort.app import dbserver
 
     click.echo(dbserver.url(_project(), branch))
 
@@ -207,9 +207,9 @@ def branch() -> None:
 @handled
 def branch_create(name: str, parent: str | None, snapshot: bool) -> None:
     """Create branch NAME: the git branch and its database, as one step."""
-    from consort import ui
-    from consort.commands import branch as cmd
-    from consort.db.branching import TemplateMode
+    from consort.adapters.db.branching import TemplateMode
+    from consort.app import branch as cmd
+    from consort.cli import ui
 
     mode = TemplateMode.SNAPSHOT if snapshot else TemplateMode.DISCONNECT
     with ui.console().status(f"creating {name} ..."):
@@ -223,8 +223,8 @@ def branch_create(name: str, parent: str | None, snapshot: bool) -> None:
 @handled
 def branch_list(as_json: bool) -> None:
     """List branches with their databases."""
-    from consort import ui
-    from consort.commands import branch as cmd
+    from consort.app import branch as cmd
+    from consort.cli import ui
 
     rows = cmd.list_rows(_project())
     if as_json:
@@ -258,8 +258,8 @@ def _size(size: int | None) -> str:
 @handled
 def branch_switch(name: str) -> None:
     """Check out NAME and point .env's DATABASE_URL at its database."""
-    from consort import ui
-    from consort.commands import branch as cmd
+    from consort.app import branch as cmd
+    from consort.cli import ui
 
     cmd.switch(_project(), name)
     ui.done(f"switched to {name}; DATABASE_URL in .env points at its database")
@@ -271,8 +271,8 @@ def branch_switch(name: str) -> None:
 @handled
 def branch_delete(name: str, force: bool) -> None:
     """Delete branch NAME and drop its database."""
-    from consort import ui
-    from consort.commands import branch as cmd
+    from consort.app import branch as cmd
+    from consort.cli import ui
 
     cmd.delete(_project(), name, force)
     ui.done(f"deleted branch {name} and its database")
@@ -285,8 +285,8 @@ def branch_delete(name: str, force: bool) -> None:
 @handled
 def branch_diff(name: str, against: str | None, as_json: bool) -> None:
     """Show how NAME's database schema differs from its parent's."""
-    from consort import ui
-    from consort.commands import branch as cmd
+    from consort.app import branch as cmd
+    from consort.cli import ui
 
     base, result = cmd.diff(_project(), name, against)
     if as_json:
@@ -304,8 +304,8 @@ def branch_diff(name: str, against: str | None, as_json: bool) -> None:
 @handled
 def branch_gc() -> None:
     """Drop databases whose git branch is gone and leftovers of interrupted runs."""
-    from consort import ui
-    from consort.commands import branch as cmd
+    from consort.app import branch as cmd
+    from consort.cli import ui
 
     dropped = cmd.gc(_project())
     for name in dropped:
@@ -326,7 +326,7 @@ def hook() -> None:
 @click.argument("args", nargs=-1)
 @handled
 def hook_post_checkout(args: tuple[str, ...]) -> None:
-    from consort.commands.hook import run_post_checkout
+    from consort.app.hook import run_post_checkout
 
     click.echo(f"consort: {run_post_checkout(Path.cwd())}", err=True)
 
@@ -334,11 +334,11 @@ def hook_post_checkout(args: tuple[str, ...]) -> None:
 # Command groups that live in their own modules. Each module defines `register(group)` and imports
 # only click at module level, so that start-up stays fast. One line per module.
 COMMAND_MODULES: tuple[str, ...] = (
-    "consort.commands.log_cli",
-    "consort.commands.schema_cli",
-    "consort.commands.orchestrate_cli",
-    "consort.commands.guard_cli",
-    "consort.commands.demo_cli",
+    "consort.cli.log",
+    "consort.cli.schema",
+    "consort.cli.orchestrate",
+    "consort.cli.guard",
+    "consort.cli.demo",
 )
 
 

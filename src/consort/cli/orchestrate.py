@@ -8,14 +8,14 @@ from typing import Any
 
 import click
 
-from consort.clikit import handled
+from consort.cli.kit import handled
 
 LANES = ("design", "build", "deploy", "done")
 GATES = ("design", "story", "deploy", "promote")
 
 
 def _project() -> Any:
-    from consort.project import find_project
+    from consort.core.project import find_project
 
     return find_project()
 
@@ -51,8 +51,8 @@ def register(group: click.Group) -> None:
 @handled
 def intake(kind: str, source: Path | None, title: str | None, user_facing: bool) -> None:
     """Record the product owner's words: the product overview, the NFRs, or a feature request."""
-    from consort import ui
-    from consort.intake import IntakeKind, record
+    from consort.cli import ui
+    from consort.lanes.intake import IntakeKind, record
 
     if source is not None:
         text = source.read_text(encoding="utf-8")
@@ -76,10 +76,10 @@ def intake(kind: str, source: Path | None, title: str | None, user_facing: bool)
 def drive(feature: str | None, until: str | None, max_steps: int | None) -> None:
     """Run the loop: derive the state, do the next action, record it; until a gate, an
     escalation, the end, or a bound. Safe to interrupt (Ctrl-C) and to re-run."""
-    from consort import ui
-    from consort.drive import drive as run
-    from consort.errors import ExitCode
-    from consort.machine import ActionKind, Lane
+    from consort.cli import ui
+    from consort.core.errors import ExitCode
+    from consort.core.machine import ActionKind, Lane
+    from consort.lanes.loop import drive as run
 
     result = run(
         _project(),
@@ -101,8 +101,8 @@ def drive(feature: str | None, until: str | None, max_steps: int | None) -> None
 
 
 def _state() -> Any:
-    from consort.derive import derive
-    from consort.ledger import Ledger, ledger_path
+    from consort.core.derive import derive
+    from consort.core.ledger import Ledger, ledger_path
 
     project = _project()
     path = ledger_path(project.state_dir)
@@ -116,9 +116,9 @@ def _state() -> Any:
 @handled
 def next_(feature: str | None, as_json: bool) -> None:
     """Show the next action and why (changes nothing)."""
-    from consort import ui
-    from consort.intake import resolve_feature
-    from consort.machine import next_action
+    from consort.cli import ui
+    from consort.core.machine import next_action
+    from consort.lanes.intake import resolve_feature
 
     project, state = _state()
     key = resolve_feature(project, feature, [f.id for f in state.features]) if feature else None
@@ -148,8 +148,8 @@ def next_(feature: str | None, as_json: bool) -> None:
 @handled
 def status(as_json: bool) -> None:
     """Features, their artifacts and gates, escalations, and branches."""
-    from consort import ui
-    from consort.commands.status import collect
+    from consort.app.status import collect
+    from consort.cli import ui
 
     project, state = _state()
     report = collect(project, state)
@@ -167,9 +167,9 @@ def status(as_json: bool) -> None:
 def approve(gate: str, subject: str, note: str | None) -> None:
     """Approve GATE for SUBJECT (e.g. `consort approve design F1`). Binds to the hashes of the
     artifacts it covers: any later change re-opens the gate."""
-    from consort import ui
-    from consort.gates import approve as run
-    from consort.state import GateKind
+    from consort.cli import ui
+    from consort.core.state import GateKind
+    from consort.lanes.gates import approve as run
 
     event = run(_project(), GateKind(gate), subject, note, _confirm)
     ui.done(
@@ -187,10 +187,10 @@ def approve(gate: str, subject: str, note: str | None) -> None:
 @handled
 def reject(gate: str, subject: str, note: str, artifact: str | None) -> None:
     """Reject GATE for SUBJECT with a note; the lane resumes from the artifact it names."""
-    from consort import ui
-    from consort.artifacts.registry import parse_kind
-    from consort.gates import reject as run
-    from consort.state import GateKind
+    from consort.cli import ui
+    from consort.core.artifacts.registry import parse_kind
+    from consort.core.state import GateKind
+    from consort.lanes.gates import reject as run
 
     kind = parse_kind(artifact) if artifact else None
     event = run(_project(), GateKind(gate), subject, note, kind)
@@ -206,8 +206,8 @@ def reject(gate: str, subject: str, note: str, artifact: str | None) -> None:
 @handled
 def retry(subject: str, note: str | None) -> None:
     """Resolve SUBJECT's escalation: its step gets fresh attempts, with your note as feedback."""
-    from consort import ui
-    from consort.gates import retry as run
+    from consort.cli import ui
+    from consort.lanes.gates import retry as run
 
     event = run(_project(), subject, note)
     ui.done(
@@ -220,9 +220,9 @@ def retry(subject: str, note: str | None) -> None:
 @handled
 def verify(as_json: bool) -> None:
     """Re-check the ledger's hash chain, every gate's hashes and the evidence; exit 0 or 4."""
-    from consort import ui
-    from consort.errors import ExitCode
-    from consort.verify import verify as run
+    from consort.cli import ui
+    from consort.core.errors import ExitCode
+    from consort.lanes.verify import verify as run
 
     report = run(_project())
     if as_json:
@@ -242,8 +242,8 @@ def verify(as_json: bool) -> None:
 def amend(subject: str, note: str) -> None:
     """Approve your own change to a cycle's test (e.g. `consort amend F1/S1/T3`): edit the test in
     the story's worktree first. Recorded with each file's before and after hashes."""
-    from consort import ui
-    from consort.gates import amend as run
+    from consort.cli import ui
+    from consort.lanes.gates import amend as run
 
     event = run(_project(), subject, note, _confirm)
     ui.done(f"amendment of {event.subject} recorded (event {event.seq}); `consort drive` continues")

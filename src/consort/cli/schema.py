@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from consort.clikit import handled
+from consort.cli.kit import handled
 
 
 def register(group: click.Group) -> None:
@@ -32,8 +32,8 @@ def schema(name: str | None, list_kinds: bool) -> None:
     """
     import json
 
-    from consort.artifacts import ArtifactKind, json_schema, parse_kind
-    from consort.errors import UsageError
+    from consort.core.artifacts import ArtifactKind, json_schema, parse_kind
+    from consort.core.errors import UsageError
 
     if list_kinds:
         if name is not None:

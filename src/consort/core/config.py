@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from consort.errors import UsageError
+from consort.core.errors import UsageError
 
 CONFIG_FILE = "consort.toml"
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from consort.agents.task import Step
-from consort.artifacts._base import ArtifactModel
-from consort.artifacts.registry import ArtifactKind, default_filename
-from consort.config import Config
-from consort.ledger import Event, EventType
-from consort.state import (
+from consort.adapters.agents.task import Step
+from consort.core.artifacts._base import ArtifactModel
+from consort.core.artifacts.registry import ArtifactKind, default_filename
+from consort.core.config import Config
+from consort.core.ledger import Event, EventType
+from consort.core.state import (
     DESIGN_STEPS,
     ArtifactCondition,
     ArtifactState,
@@ -50,8 +50,8 @@ class ArtifactFiles(Protocol):
 
 class DiskArtifacts:
     def read(self, kind: ArtifactKind, path: Path) -> tuple[str | None, list[str]]:
-        from consort.artifacts.canonical import artifact_hash
-        from consort.artifacts.registry import validation_errors
+        from consort.core.artifacts.canonical import artifact_hash
+        from consort.core.artifacts.registry import validation_errors
 
         if not path.exists():
             return None, ["file not found"]
@@ -65,7 +65,7 @@ class DiskArtifacts:
         return path.exists()
 
     def load(self, kind: ArtifactKind, path: Path) -> ArtifactModel | None:
-        from consort.artifacts.registry import InvalidArtifact, load_artifact
+        from consort.core.artifacts.registry import InvalidArtifact, load_artifact
 
         try:
             return load_artifact(kind, path)
@@ -278,9 +278,9 @@ def _feature_state(
 def _build_state(
     key: str, events: list[Event], state_dir: Path, files: ArtifactFiles
 ) -> BuildState | None:
-    from consort.artifacts.spec import FeatureSpec
-    from consort.artifacts.test_list import TestList
-    from consort.build_derive import derive_build
+    from consort.core.artifacts.spec import FeatureSpec
+    from consort.core.artifacts.test_list import TestList
+    from consort.core.derive_build import derive_build
 
     spec = files.load(
         ArtifactKind.FEATURE_SPEC, artifact_path(state_dir, key, ArtifactKind.FEATURE_SPEC)

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from consort.artifacts.spec import FeatureSpec
-from consort.artifacts.test_list import TestList
-from consort.ledger import Event, EventType
-from consort.state import BuildState, GateStatus, ItemStage, ItemState, StoryState
+from consort.core.artifacts.spec import FeatureSpec
+from consort.core.artifacts.test_list import TestList
+from consort.core.ledger import Event, EventType
+from consort.core.state import BuildState, GateStatus, ItemStage, ItemState, StoryState
 
 FEATURE_BRANCH_PREFIX = "feature/"
 STORY_BRANCH_PREFIX = "story/"

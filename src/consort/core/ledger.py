@@ -28,8 +28,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from consort.errors import ConsortError, ExitCode
-from consort.fsutil import LockBusy, file_lock
+from consort.core.errors import ConsortError, ExitCode
+from consort.core.fsutil import LockBusy, file_lock
 
 LEDGER_FILE = "ledger.jsonl"
 LEDGER_LOCK_FILE = "ledger.lock"

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from consort.agents.task import Role, Step
-from consort.artifacts.registry import ArtifactKind
-from consort.config import GateMode
-from consort.errors import ExitCode
-from consort.state import (
+from consort.adapters.agents.task import Role, Step
+from consort.core.artifacts.registry import ArtifactKind
+from consort.core.config import GateMode
+from consort.core.errors import ExitCode
+from consort.core.state import (
     ArtifactCondition,
     BuildState,
     FeatureState,

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from consort.config import CONFIG_FILE, Config, load_config
-from consort.errors import UsageError
+from consort.core.config import CONFIG_FILE, Config, load_config
+from consort.core.errors import UsageError
 
 STATE_DIR = ".consort"
 

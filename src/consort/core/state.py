@@ -1,7 +1,7 @@
 """The State: everything the orchestrator knows, as typed records.
 
-`derive` (in `consort.derive`) builds it purely from the ledger's events and the artifact files;
-`consort.machine.next_action` reads it. Neither writes anything.
+`derive` (`core.derive`) builds it purely from the ledger's events and the artifact files;
+`consort.core.machine.next_action` reads it. Neither writes anything.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from consort.agents.task import Role, Step
-from consort.artifacts.registry import ArtifactKind
-from consort.config import GateMode
+from consort.adapters.agents.task import Role, Step
+from consort.core.artifacts.registry import ArtifactKind
+from consort.core.config import GateMode
 
 
 class GateKind(StrEnum):

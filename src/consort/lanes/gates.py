@@ -13,15 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from consort.artifacts.registry import ArtifactKind, load_artifact
-from consort.config import GateMode
-from consort.derive import artifact_path, derive
-from consort.errors import ConsortError, UsageError
-from consort.humans import has_terminal, refuse_agent
-from consort.intake import resolve_feature
-from consort.ledger import Actor, Event, EventType, Ledger, hold_writer, ledger_path
-from consort.project import Project
-from consort.state import ArtifactCondition, FeatureState, GateKind, GateStatus, State
+from consort.core.artifacts.registry import ArtifactKind, load_artifact
+from consort.core.config import GateMode
+from consort.core.derive import artifact_path, derive
+from consort.core.errors import ConsortError, UsageError
+from consort.core.ledger import Actor, Event, EventType, Ledger, hold_writer, ledger_path
+from consort.core.project import Project
+from consort.core.state import ArtifactCondition, FeatureState, GateKind, GateStatus, State
+from consort.lanes.humans import has_terminal, refuse_agent
+from consort.lanes.intake import resolve_feature
 
 Confirm = Callable[[str], bool]
 
@@ -108,7 +108,7 @@ def _approve_story(
     note: str | None,
     confirm: Confirm,
 ) -> Event:
-    from consort.state import ItemStage
+    from consort.core.state import ItemStage
 
     feature_name, _, story_name = subject.partition("/")
     feature = _feature(project, state, feature_name)
@@ -295,7 +295,7 @@ def proxy_policy(project: Project, feature: FeatureState) -> ProxyDecision:
     """The human proxy's written policy for the design gate: approve a design only when every
     artifact validates and the artifacts agree with each other (every acceptance criterion has
     a test item; designs name only stories the spec has). Anything else goes back to a person."""
-    from consort.artifacts.crosscheck import (
+    from consort.core.artifacts.crosscheck import (
         check_db_design_against_spec,
         check_test_list_against_spec,
         check_ux_against_spec,
@@ -338,10 +338,10 @@ def amend(project: Project, subject: str, note: str, confirm: Confirm) -> Event:
     The change is committed there and recorded with every protected file's blob id before and
     after; from then on that commit, not the RED commit, is what GREEN must leave untouched.
     """
-    from consort.build import STATE_GUARD
-    from consort.cycle_verify import protected_blobs
-    from consort.state import ItemStage
-    from consort.vcs import Git
+    from consort.adapters.vcs import Git
+    from consort.core.state import ItemStage
+    from consort.lanes.build.cycle import STATE_GUARD
+    from consort.lanes.verify.cycles import protected_blobs
 
     refuse_agent("amending a test")
     if not note.strip():
@@ -412,6 +412,6 @@ def amend(project: Project, subject: str, note: str, confirm: Confirm) -> Event:
 
 
 def glob_match_any(path: str, patterns: tuple[str, ...]) -> bool:
-    from consort.scope import glob_match
+    from consort.adapters.scope import glob_match
 
     return any(glob_match(pattern, path) for pattern in patterns)

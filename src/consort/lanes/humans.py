@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from consort.errors import UsageError
+from consort.core.errors import UsageError
 
 TASK_ENV = "CONSORT_TASK"
 

@@ -12,15 +12,15 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
-from consort.artifacts.canonical import artifact_hash
-from consort.artifacts.feature_request import FeatureRequest
-from consort.artifacts.registry import ArtifactKind, write_artifact
-from consort.derive import artifact_path
-from consort.errors import UsageError
-from consort.fsutil import atomic_write_text
-from consort.humans import refuse_agent
-from consort.ledger import Actor, EventType, Ledger, hold_writer, ledger_path
-from consort.project import Project
+from consort.core.artifacts.canonical import artifact_hash
+from consort.core.artifacts.feature_request import FeatureRequest
+from consort.core.artifacts.registry import ArtifactKind, write_artifact
+from consort.core.derive import artifact_path
+from consort.core.errors import UsageError
+from consort.core.fsutil import atomic_write_text
+from consort.core.ledger import Actor, EventType, Ledger, hold_writer, ledger_path
+from consort.core.project import Project
+from consort.lanes.humans import refuse_agent
 
 INTAKE_DIR = "intake"
 

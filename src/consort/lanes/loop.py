@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from consort.derive import derive
-from consort.errors import ConsortError, ExitCode
-from consort.gates import covered_hashes, proxy_policy
-from consort.humans import refuse_agent
-from consort.intake import resolve_feature
-from consort.ledger import Actor, EventType, Ledger, LedgerError, hold_writer, ledger_path
-from consort.machine import LANE_ORDER, Action, ActionKind, Lane, next_action
-from consort.project import Project
-from consort.state import GateKind, GateStatus, State, step_for_artifact
-from consort.turns import record_hand_edit, restore_artifact, run_design_turn
+from consort.core.derive import derive
+from consort.core.errors import ConsortError, ExitCode
+from consort.core.ledger import Actor, EventType, Ledger, LedgerError, hold_writer, ledger_path
+from consort.core.machine import LANE_ORDER, Action, ActionKind, Lane, next_action
+from consort.core.project import Project
+from consort.core.state import GateKind, GateStatus, State, step_for_artifact
+from consort.lanes.gates import covered_hashes, proxy_policy
+from consort.lanes.humans import refuse_agent
+from consort.lanes.intake import resolve_feature
+from consort.lanes.turn import record_hand_edit, restore_artifact, run_design_turn
 
 Progress = Callable[[str], None]
 BUILD_ACTIONS = frozenset(
@@ -145,11 +145,11 @@ def _perform(
     if feature is None:
         raise ConsortError(f"{action.describe()} names no known feature")
     if action.kind in RELEASE_ACTIONS:
-        from consort.release import perform_release
+        from consort.lanes.release import perform_release
 
         perform_release(project, ledger, state, action, progress)
     elif action.kind in BUILD_ACTIONS or (action.kind is ActionKind.RUN_TURN and action.story):
-        from consort.build import perform_build
+        from consort.lanes.build.cycle import perform_build
 
         perform_build(project, ledger, state, action, progress)
     elif action.kind is ActionKind.RUN_TURN:

@@ -20,20 +20,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from consort.artifacts.registry import ArtifactKind, load_artifact
-from consort.branches import PairedBranches
-from consort.build import FEATURE_CHECKOUT, WORKTREES_DIR, _ensure_worktree
-from consort.db.branching import Ephemeral
-from consort.db.cluster import free_port
-from consort.derive import artifact_path
-from consort.errors import ConsortError, UsageError
-from consort.ledger import Actor, EventType, Ledger
-from consort.machine import Action, ActionKind
-from consort.project import Project
-from consort.state import BuildState, FeatureState, State
-from consort.tdd.rules import green_problems
-from consort.tdd.runner import migrate, run_suite, test_env
-from consort.vcs import Git
+from consort.adapters.db.branching import Ephemeral
+from consort.adapters.db.cluster import free_port
+from consort.adapters.paired import PairedBranches
+from consort.adapters.tdd.rules import green_problems
+from consort.adapters.tdd.runner import migrate, run_suite, test_env
+from consort.adapters.vcs import Git
+from consort.core.artifacts.registry import ArtifactKind, load_artifact
+from consort.core.derive import artifact_path
+from consort.core.errors import ConsortError, UsageError
+from consort.core.ledger import Actor, EventType, Ledger
+from consort.core.machine import Action, ActionKind
+from consort.core.project import Project
+from consort.core.state import BuildState, FeatureState, State
+from consort.lanes.build.cycle import FEATURE_CHECKOUT, WORKTREES_DIR, _ensure_worktree
 
 Progress = Callable[[str], None]
 POLL_S = 0.2

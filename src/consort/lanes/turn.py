@@ -15,27 +15,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from consort.agents.base import TurnOutcome, build_agent_env
-from consort.agents.config import adapter_for, agent_settings
-from consort.agents.task import Role, Task, TurnDir, TurnResult
-from consort.artifacts.canonical import NotCanonicalJson, artifact_hash
-from consort.artifacts.registry import (
+from consort.adapters.agents.base import TurnOutcome, build_agent_env
+from consort.adapters.agents.config import adapter_for, agent_settings
+from consort.adapters.agents.task import Role, Task, TurnDir, TurnResult
+from consort.adapters.scope import Violation, revert_outside_scope, snapshot
+from consort.core.artifacts.canonical import NotCanonicalJson, artifact_hash
+from consort.core.artifacts.registry import (
     ArtifactKind,
     default_filename,
     json_schema,
     load_artifact,
     validation_errors,
 )
-from consort.derive import artifact_path, turn_output
-from consort.errors import ConsortError, ExitCode
-from consort.fsutil import atomic_write_text
-from consort.intake import intake_dir
-from consort.ledger import Actor, EventType, Ledger
-from consort.machine import Action
-from consort.project import Project
+from consort.core.derive import artifact_path, turn_output
+from consort.core.errors import ConsortError, ExitCode
+from consort.core.fsutil import atomic_write_text
+from consort.core.ledger import Actor, EventType, Ledger
+from consort.core.machine import Action
+from consort.core.project import Project
+from consort.core.state import ArtifactCondition, FeatureState
+from consort.lanes.intake import intake_dir
 from consort.roles import prompt_for
-from consort.scope import Violation, revert_outside_scope, snapshot
-from consort.state import ArtifactCondition, FeatureState
 
 STDERR_TAIL = 2000
 
@@ -289,7 +289,7 @@ def _cross_check(
     project: Project, feature: FeatureState, kind: ArtifactKind, out: Path
 ) -> list[str]:
     """The new artifact must agree with the spec it elaborates."""
-    from consort.artifacts.crosscheck import (
+    from consort.core.artifacts.crosscheck import (
         check_db_design_against_spec,
         check_test_list_against_spec,
         check_ux_against_spec,

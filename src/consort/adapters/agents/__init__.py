@@ -7,8 +7,8 @@
 - `config`   the adapter each role uses, from consort.toml's [agents] table
 """
 
-from consort.agents.base import Adapter, KillReason, TurnOutcome, build_agent_env
-from consort.agents.task import Role, Step, Task, TurnDir, TurnResult
+from consort.adapters.agents.base import Adapter, KillReason, TurnOutcome, build_agent_env
+from consort.adapters.agents.task import Role, Step, Task, TurnDir, TurnResult
 
 __all__ = [
     "Adapter",

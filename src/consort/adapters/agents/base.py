@@ -9,8 +9,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from consort.agents.task import Role, Step, Task, TurnDir
-from consort.errors import UsageError
+from consort.adapters.agents.task import Role, Step, Task, TurnDir
+from consort.core.errors import UsageError
 
 # Taken from Consort's own environment when set; nothing else is inherited.
 BASE_VARIABLES = ("PATH", "HOME", "LANG", "TERM", "TMPDIR")

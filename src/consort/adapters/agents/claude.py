@@ -20,7 +20,7 @@ Each turn runs::
 
 The stream-json output (`system`/`init`, `assistant`, `user`, and the final `result` with
 `total_cost_usd`, `usage`, `duration_ms`, `num_turns`, `is_error`, `subtype`) is parsed after the
-process ends; see `consort.agents.headless` for the retries, the login check and `agent.json`.
+process ends; see `adapters.agents.headless` for the retries, the login check and `agent.json`.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from consort.agents.base import TurnOutcome
-from consort.agents.command import Limits
-from consort.agents.headless import (
+from consort.adapters.agents.base import TurnOutcome
+from consort.adapters.agents.command import Limits
+from consort.adapters.agents.headless import (
     CliProfile,
     EditStatus,
     HeadlessCall,
@@ -52,10 +52,10 @@ from consort.agents.headless import (
     task_prompt,
     tree_path,
 )
-from consort.agents.stream import StreamLines, as_float, as_int, as_str, text_of
-from consort.agents.task import Task, TurnDir
-from consort.fsutil import atomic_write_text
-from consort.guard import HOOK_MATCHER
+from consort.adapters.agents.stream import StreamLines, as_float, as_int, as_str, text_of
+from consort.adapters.agents.task import Task, TurnDir
+from consort.adapters.guard import HOOK_MATCHER
+from consort.core.fsutil import atomic_write_text
 
 PROGRAM = "claude"
 SETTINGS_FILE = "claude-settings.json"

@@ -22,13 +22,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from consort.agents.task import Role
-from consort.errors import ConsortError
-from consort.fsutil import atomic_write_json, atomic_write_text
-from consort.project import Project
+from consort.adapters.agents.task import Role
+from consort.core.errors import ConsortError
+from consort.core.fsutil import atomic_write_json, atomic_write_text
+from consort.core.project import Project
 
 if TYPE_CHECKING:
-    from consort.commands.init import InitReport
+    from consort.app.init import InitReport
 
 MANIFEST_FILE = "claude-manifest.json"
 MANIFEST_VERSION = 1

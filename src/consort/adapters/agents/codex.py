@@ -40,10 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from consort import proc
-from consort.agents.base import TurnOutcome
-from consort.agents.command import Limits
-from consort.agents.headless import (
+from consort.adapters import proc
+from consort.adapters.agents.base import TurnOutcome
+from consort.adapters.agents.command import Limits
+from consort.adapters.agents.headless import (
     CliProfile,
     EditStatus,
     HeadlessCall,
@@ -59,10 +59,10 @@ from consort.agents.headless import (
     task_prompt,
     tree_path,
 )
-from consort.agents.stream import StreamLines, as_int, as_str
-from consort.agents.task import Task, TurnDir
-from consort.errors import ConsortError
-from consort.guard import CODEX_HOOK_MATCHER
+from consort.adapters.agents.stream import StreamLines, as_int, as_str
+from consort.adapters.agents.task import Task, TurnDir
+from consort.adapters.guard import CODEX_HOOK_MATCHER
+from consort.core.errors import ConsortError
 
 PROGRAM = "codex"
 ACTING_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call"})

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from consort.agents.base import KillReason, TurnOutcome
-from consort.agents.task import Task, TurnDir
+from consort.adapters.agents.base import KillReason, TurnOutcome
+from consort.adapters.agents.task import Task, TurnDir
 
 DEFAULT_INACTIVITY_TIMEOUT_S = 600.0
 DEFAULT_WALL_CLOCK_TIMEOUT_S = 4 * 3600.0
@@ -65,7 +65,7 @@ def run_agent_process(
 ) -> TurnOutcome:
     """Run an agent to its end, streaming its output to files and stopping it when it stalls.
 
-    This is the one place Consort uses Popen rather than `consort.proc.run`: an agent turn can
+    This is the one place Consort uses Popen rather than `adapters.proc.run`: an agent turn can
     last long, its output must land on disk as it is produced (so a crash of Consort or a killed
     turn still leaves it to read), and deciding that it stalled means watching its output and
     its files while it runs — none of which run-to-completion can do.

@@ -33,19 +33,19 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from consort.agents.base import Adapter, check_env_allow
-from consort.agents.command import (
+from consort.adapters.agents.base import Adapter, check_env_allow
+from consort.adapters.agents.command import (
     DEFAULT_INACTIVITY_TIMEOUT_S,
     DEFAULT_WALL_CLOCK_TIMEOUT_S,
     CommandAdapter,
     Limits,
 )
-from consort.agents.headless import DEFAULT_RETRIES, DEFAULT_RETRY_BACKOFF_S, RetryPolicy
-from consort.agents.replay import ReplayAdapter
-from consort.agents.task import Role
-from consort.config import CONFIG_FILE
-from consort.errors import UsageError
-from consort.project import Project
+from consort.adapters.agents.headless import DEFAULT_RETRIES, DEFAULT_RETRY_BACKOFF_S, RetryPolicy
+from consort.adapters.agents.replay import ReplayAdapter
+from consort.adapters.agents.task import Role
+from consort.core.config import CONFIG_FILE
+from consort.core.errors import UsageError
+from consort.core.project import Project
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
@@ -207,7 +207,7 @@ def make_adapter(settings: AgentSettings) -> Adapter:
 
 def _headless_adapter(settings: AgentSettings) -> Adapter:
     """Claude Code or Codex; `command` (if set) is the program to run instead of the default."""
-    from consort.agents import claude, codex
+    from consort.adapters.agents import claude, codex
 
     limits = Limits(
         inactivity_s=settings.inactivity_timeout_s, wall_clock_s=settings.wall_clock_timeout_s

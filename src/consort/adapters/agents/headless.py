@@ -31,12 +31,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import NoReturn
 
-from consort.agents.base import TurnOutcome
-from consort.agents.command import Limits, run_agent_process
-from consort.agents.stream import StreamLines, read_jsonl
-from consort.agents.task import Task, TurnDir
-from consort.errors import UsageError
-from consort.fsutil import atomic_write_json, atomic_write_text
+from consort.adapters.agents.base import TurnOutcome
+from consort.adapters.agents.command import Limits, run_agent_process
+from consort.adapters.agents.stream import StreamLines, read_jsonl
+from consort.adapters.agents.task import Task, TurnDir
+from consort.core.errors import UsageError
+from consort.core.fsutil import atomic_write_json, atomic_write_text
 
 RECORD_FILE = "agent.json"
 PROMPT_FILE = "prompt.md"
@@ -342,8 +342,8 @@ def find_program(program: str, env: Mapping[str, str] | None = None) -> str | No
 
 def program_version(program: str, env: Mapping[str, str] | None = None) -> str | None:
     """The first line `program --version` prints, or None."""
-    from consort import proc
-    from consort.errors import ConsortError
+    from consort.adapters import proc
+    from consort.core.errors import ConsortError
 
     try:
         result = proc.run(
@@ -468,8 +468,8 @@ def prompt_argument(prompt: str, turn_dir: TurnDir) -> str:
 
 def role_prompt_for(task: Task, project_root: Path | None) -> str:
     """The project's prompt for the task's role (`.consort/roles/<role>.md`), else Consort's."""
-    from consort.errors import UsageError
-    from consort.project import Project
+    from consort.core.errors import UsageError
+    from consort.core.project import Project
     from consort.roles import packaged_prompt, prompt_for
 
     if project_root is None:

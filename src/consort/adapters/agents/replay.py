@@ -35,8 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from consort.agents.base import TurnOutcome
-from consort.agents.task import Task, TurnDir
+from consort.adapters.agents.base import TurnOutcome
+from consort.adapters.agents.task import Task, TurnDir
 
 FILES_DIR = "files"
 OUTPUTS_DIR = "outputs"

@@ -18,9 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from consort.errors import ConsortError
-from consort.fsutil import atomic_write_json, atomic_write_text, file_lock
-from consort.scope import FileChange, Violation, WriteScope, relative_posix
+from consort.adapters.scope import FileChange, Violation, WriteScope, relative_posix
+from consort.core.errors import ConsortError
+from consort.core.fsutil import atomic_write_json, atomic_write_text, file_lock
 
 
 class Role(StrEnum):

@@ -17,9 +17,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from consort import proc
-from consort.db.binaries import PgBinaries
-from consort.errors import UsageError
+from consort.adapters import proc
+from consort.adapters.db.binaries import PgBinaries
+from consort.core.errors import UsageError
 
 SYSTEM_USER = "consort"
 SYSTEM_HOME = Path(os.environ.get("CONSORT_SYSTEM_HOME", "/var/lib/consort"))

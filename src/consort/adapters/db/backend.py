@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, urlsplit
 
-from consort.config import DbBackendKind
-from consort.db.secret import load_secret, password_for
-from consort.errors import ConsortError, UsageError
-from consort.fsutil import atomic_write_json
-from consort.project import Project
+from consort.adapters.db.secret import load_secret, password_for
+from consort.core.config import DbBackendKind
+from consort.core.errors import ConsortError, UsageError
+from consort.core.fsutil import atomic_write_json
+from consort.core.project import Project
 
 if TYPE_CHECKING:
     import psycopg
 
-    from consort.db.cluster import LocalCluster
+    from consort.adapters.db.cluster import LocalCluster
 
 CLUSTER_FILE = "cluster.json"
 CONNECT_TIMEOUT_S = 10
@@ -122,9 +122,9 @@ class EmbeddedBackend:
     @property
     def cluster(self) -> LocalCluster:
         if self._cluster is None:
-            from consort.db.account import ServerAccount, reachable_binaries
-            from consort.db.binaries import find_binaries
-            from consort.db.cluster import LocalCluster
+            from consort.adapters.db.account import ServerAccount, reachable_binaries
+            from consort.adapters.db.binaries import find_binaries
+            from consort.adapters.db.cluster import LocalCluster
 
             account = ServerAccount(self.record.run_as)
             binaries = reachable_binaries(find_binaries(), account)
@@ -151,7 +151,7 @@ class EmbeddedBackend:
         self.cluster.start()
 
     def admin(self, dbname: str = "postgres") -> psycopg.Connection[Any]:
-        from consort.db.cluster import SUPERUSER
+        from consort.adapters.db.cluster import SUPERUSER
 
         self.ensure_running()
         return _connect(self.endpoint, SUPERUSER, self.password(SUPERUSER), dbname)
@@ -213,7 +213,7 @@ class ServerBackend:
 
     def password(self, role: str) -> str:
         if self._secret is None:
-            from consort.db.secret import load_or_create_secret
+            from consort.adapters.db.secret import load_or_create_secret
 
             self._secret = load_or_create_secret(self.project.db_dir)
         return password_for(self._secret, role)

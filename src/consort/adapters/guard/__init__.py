@@ -13,7 +13,7 @@ Exit 0 lets the call run; exit 2 refuses it, and the tool shows stderr (the reas
   falls under the turn's protected globs, or under Consort's state (`.consort/`), except the
   turn's own outputs.
 - Bash (Claude and Codex; `tool_input.command`, a string or an argv list) is refused when the
-  command would write, move, delete or edit in place such a path; see `consort.guard.shell` for
+  command would write, move, delete or edit in place such a path; see `guard.shell` for
   what is and is not caught.
 - Codex's `apply_patch` (the patch text in `tool_input.command`) is refused when the patch
   touches such a path.
@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from consort.guard.inline import patch_paths
-from consort.guard.lexer import ShellSyntaxError
-from consort.guard.policy import Breach, GuardPolicy
-from consort.guard.shell import WriteTarget, write_targets
+from consort.adapters.guard.inline import patch_paths
+from consort.adapters.guard.lexer import ShellSyntaxError
+from consort.adapters.guard.policy import Breach, GuardPolicy
+from consort.adapters.guard.shell import WriteTarget, write_targets
 
 ALLOW_EXIT = 0
 DENY_EXIT = 2
@@ -94,7 +94,7 @@ def guard(stdin_text: str, env: Mapping[str, str], tree: Path | None = None) -> 
 
 
 def policy_for(task_path: Path, tree: Path) -> GuardPolicy:
-    from consort.agents.task import Task
+    from consort.adapters.agents.task import Task
 
     task = Task.load(task_path)
     # .consort/turns/<turn>/task.json: the state folder is three levels up.

@@ -1,6 +1,6 @@
 """Which paths a turn must not change: its protected globs, and Consort's state, always.
 
-Globs are relative to the turn's working tree (as in `consort.scope`). A path is looked at twice:
+Globs are relative to the turn's working tree (as in `adapters.scope`). A path is looked at twice:
 as written (normalised, `..` resolved) and with symbolic links resolved, so that a link into
 `tests/` does not open a way around `tests/**`. The turn's outputs are always allowed, even under
 `.consort/`. Consort's state folder (the one holding the turn's task.json) is protected as a whole
@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from consort.guard.shell import WriteTarget
-from consort.scope import STATE_GLOB, glob_match
+from consort.adapters.guard.shell import WriteTarget
+from consort.adapters.scope import STATE_GLOB, glob_match
 
 MAX_FILES_CHECKED = 20_000  # files walked under one folder before refusing to guess
 _WILDCARDS = frozenset("*?[")

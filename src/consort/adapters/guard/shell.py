@@ -44,8 +44,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from consort.guard.inline import code_targets, patch_paths
-from consort.guard.lexer import Op, Token, Word, tokenize
+from consort.adapters.guard.inline import code_targets, patch_paths
+from consort.adapters.guard.lexer import Op, Token, Word, tokenize
 
 SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", ";;", ";&", "\n"})
 PIPES = frozenset({"|", "|&"})

@@ -13,8 +13,8 @@ import ast
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 
-from consort.smells.model import Smell, SmellKind
-from consort.smells.syntax import (
+from consort.adapters.smells.model import Smell, SmellKind
+from consort.adapters.smells.syntax import (
     Occurrence,
     import_aliases,
     line_text,

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import ast
 
-from consort.smells.model import Smell, SmellKind
-from consort.smells.syntax import import_aliases, parse, qualified_name
+from consort.adapters.smells.model import Smell, SmellKind
+from consort.adapters.smells.syntax import import_aliases, parse, qualified_name
 
 # Calls that end the process (or the test session) on the spot.
 EXIT_CALLS = frozenset(

@@ -9,12 +9,17 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
-from consort.proc import CommandFailed
-from consort.scope import glob_match
-from consort.smells.changes import Expected, added_skip_markers, expected_values, hard_coded_answers
-from consort.smells.checks import check_source
-from consort.smells.model import Smell
-from consort.vcs import Git
+from consort.adapters.proc import CommandFailed
+from consort.adapters.scope import glob_match
+from consort.adapters.smells.changes import (
+    Expected,
+    added_skip_markers,
+    expected_values,
+    hard_coded_answers,
+)
+from consort.adapters.smells.checks import check_source
+from consort.adapters.smells.model import Smell
+from consort.adapters.vcs import Git
 
 
 def find_smells(tree: Path, base: str, head: str, protected: Sequence[str]) -> list[Smell]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from consort.errors import ConsortError
+from consort.core.errors import ConsortError
 
 
 class Outcome(StrEnum):

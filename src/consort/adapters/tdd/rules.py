@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from consort.artifacts.build import CyclePlan, FailureKind
-from consort.tdd.junit import JUnitReport, Outcome
+from consort.adapters.tdd.junit import JUnitReport, Outcome
+from consort.core.artifacts.build import CyclePlan, FailureKind
 
 
 def red_problems(

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from consort import proc
-from consort.db.branching import BranchDatabases, Ephemeral
-from consort.errors import ConsortError
-from consort.fsutil import atomic_write_text, file_lock
-from consort.project import Project
-from consort.tdd.junit import JUnitReport, ReportMissing, parse_report
+from consort.adapters import proc
+from consort.adapters.db.branching import BranchDatabases, Ephemeral
+from consort.adapters.tdd.junit import JUnitReport, ReportMissing, parse_report
+from consort.core.errors import ConsortError
+from consort.core.fsutil import atomic_write_text, file_lock
+from consort.core.project import Project
 
 RUNS_DIR = "runs"
 REPORT_FILE = "junit.xml"

@@ -11,8 +11,8 @@ Design choices worth knowing:
 - Test-list ids are positions: the n-th item is "Tn".
 """
 
-from consort.artifacts._base import ArtifactModel
-from consort.artifacts.architecture import (
+from consort.core.artifacts._base import ArtifactModel
+from consort.core.artifacts.architecture import (
     Architecture,
     CommandCheck,
     FitnessCheck,
@@ -22,26 +22,26 @@ from consort.artifacts.architecture import (
     PersistenceInvariant,
     TestCheck,
 )
-from consort.artifacts.build import (
+from consort.core.artifacts.build import (
     CyclePlan,
     ExpectedFailure,
     FailureKind,
     ReviewVerdict,
     Verdict,
 )
-from consort.artifacts.canonical import (
+from consort.core.artifacts.canonical import (
     NotCanonicalJson,
     artifact_hash,
     canonical_json,
     read_json_file,
     sha256_canonical,
 )
-from consort.artifacts.crosscheck import (
+from consort.core.artifacts.crosscheck import (
     check_db_design_against_spec,
     check_test_list_against_spec,
     check_ux_against_spec,
 )
-from consort.artifacts.db_design import (
+from consort.core.artifacts.db_design import (
     CheckConstraint,
     Column,
     DbDesign,
@@ -52,8 +52,8 @@ from consort.artifacts.db_design import (
     Table,
     UniqueConstraint,
 )
-from consort.artifacts.feature_request import FeatureRequest
-from consort.artifacts.registry import (
+from consort.core.artifacts.feature_request import FeatureRequest
+from consort.core.artifacts.registry import (
     MODELS,
     ArtifactKind,
     InvalidArtifact,
@@ -67,9 +67,9 @@ from consort.artifacts.registry import (
     validation_errors,
     write_artifact,
 )
-from consort.artifacts.spec import AcceptanceCriterion, FeatureSpec, Layer, Story
-from consort.artifacts.test_list import TestItem, TestKind, TestList
-from consort.artifacts.ux import Component, Page, PageState, UiState, UxDesign
+from consort.core.artifacts.spec import AcceptanceCriterion, FeatureSpec, Layer, Story
+from consort.core.artifacts.test_list import TestItem, TestKind, TestList
+from consort.core.artifacts.ux import Component, Page, PageState, UiState, UxDesign
 
 __all__ = [
     "MODELS",

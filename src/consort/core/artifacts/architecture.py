@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from consort.artifacts._base import (
+from consort.core.artifacts._base import (
     ArtifactModel,
     FeatureId,
     InvariantId,
@@ -17,7 +17,7 @@ from consort.artifacts._base import (
     duplicates,
     reject,
 )
-from consort.artifacts.spec import Layer
+from consort.core.artifacts.spec import Layer
 
 
 class LayerRule(ArtifactModel):

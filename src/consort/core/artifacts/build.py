@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from consort.artifacts._base import ArtifactModel, Text, duplicates, reject
+from consort.core.artifacts._base import ArtifactModel, Text, duplicates, reject
 
 
 class Verdict(StrEnum):

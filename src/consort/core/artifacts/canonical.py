@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from consort.errors import ConsortError
+from consort.core.errors import ConsortError
 
 
 class NotCanonicalJson(ConsortError):

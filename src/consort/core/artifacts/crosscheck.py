@@ -6,10 +6,10 @@ feedback or a gate's report; none raises.
 
 from __future__ import annotations
 
-from consort.artifacts.db_design import DbDesign
-from consort.artifacts.spec import FeatureSpec
-from consort.artifacts.test_list import TestList
-from consort.artifacts.ux import UxDesign
+from consort.core.artifacts.db_design import DbDesign
+from consort.core.artifacts.spec import FeatureSpec
+from consort.core.artifacts.test_list import TestList
+from consort.core.artifacts.ux import UxDesign
 
 
 def check_test_list_against_spec(test_list: TestList, spec: FeatureSpec) -> list[str]:

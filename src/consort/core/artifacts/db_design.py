@@ -11,7 +11,7 @@ from enum import StrEnum
 
 from pydantic import Field, StrictBool, field_validator, model_validator
 
-from consort.artifacts._base import (
+from consort.core.artifacts._base import (
     ArtifactModel,
     FeatureId,
     SqlName,

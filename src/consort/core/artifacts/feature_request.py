@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import AwareDatetime, Field, StrictBool
 
-from consort.artifacts._base import ArtifactModel, FeatureId, Slug, Text
+from consort.core.artifacts._base import ArtifactModel, FeatureId, Slug, Text
 
 
 class FeatureRequest(ArtifactModel):

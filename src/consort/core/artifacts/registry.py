@@ -8,17 +8,17 @@ from typing import Any, Literal, TypeVar, overload
 
 from pydantic import ValidationError
 
-from consort.artifacts._base import ArtifactModel
-from consort.artifacts.architecture import Architecture
-from consort.artifacts.build import CyclePlan, ReviewVerdict
-from consort.artifacts.canonical import JsonSyntaxProblem, parse_json_text
-from consort.artifacts.db_design import DbDesign
-from consort.artifacts.feature_request import FeatureRequest
-from consort.artifacts.spec import FeatureSpec
-from consort.artifacts.test_list import TestList
-from consort.artifacts.ux import UxDesign
-from consort.errors import ConsortError, UsageError
-from consort.fsutil import atomic_write_json
+from consort.core.artifacts._base import ArtifactModel
+from consort.core.artifacts.architecture import Architecture
+from consort.core.artifacts.build import CyclePlan, ReviewVerdict
+from consort.core.artifacts.canonical import JsonSyntaxProblem, parse_json_text
+from consort.core.artifacts.db_design import DbDesign
+from consort.core.artifacts.feature_request import FeatureRequest
+from consort.core.artifacts.spec import FeatureSpec
+from consort.core.artifacts.test_list import TestList
+from consort.core.artifacts.ux import UxDesign
+from consort.core.errors import ConsortError, UsageError
+from consort.core.fsutil import atomic_write_json
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from pydantic import Field, field_validator
 
-from consort.artifacts._base import (
+from consort.core.artifacts._base import (
     AcId,
     ArtifactModel,
     FeatureId,

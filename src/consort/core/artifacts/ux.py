@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints, field_validator
 
-from consort.artifacts._base import ArtifactModel, FeatureId, StoryId, Text, duplicates, reject
+from consort.core.artifacts._base import ArtifactModel, FeatureId, StoryId, Text, duplicates, reject
 
 
 class UiState(StrEnum):

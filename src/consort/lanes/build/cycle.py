@@ -15,32 +15,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from consort.agents.base import TurnOutcome, build_agent_env
-from consort.agents.config import adapter_for, agent_settings
-from consort.agents.task import Task, TurnDir
-from consort.artifacts.build import CyclePlan, ReviewVerdict
-from consort.artifacts.registry import (
+from consort.adapters.agents.base import TurnOutcome, build_agent_env
+from consort.adapters.agents.config import adapter_for, agent_settings
+from consort.adapters.agents.task import Task, TurnDir
+from consort.core.artifacts.build import CyclePlan, ReviewVerdict
+from consort.core.artifacts.registry import (
     ArtifactKind,
     default_filename,
     json_schema,
     load_artifact,
     validation_errors,
 )
-from consort.branches import PairedBranches
-from consort.derive import artifact_path
-from consort.errors import ConsortError
-from consort.fsutil import atomic_write_json, atomic_write_text
-from consort.ledger import Actor, EventType, Ledger
-from consort.machine import Action, ActionKind
-from consort.project import Project
+from consort.adapters.paired import PairedBranches
+from consort.core.derive import artifact_path
+from consort.core.errors import ConsortError
+from consort.core.fsutil import atomic_write_json, atomic_write_text
+from consort.core.ledger import Actor, EventType, Ledger
+from consort.core.machine import Action, ActionKind
+from consort.core.project import Project
 from consort.roles import prompt_for
-from consort.scope import glob_match, revert_outside_scope, snapshot
-from consort.state import BuildState, FeatureState, ItemState, State, StoryState
-from consort.tdd.junit import JUnitReport
-from consort.tdd.rules import green_problems, red_problems
-from consort.tdd.runner import RunEvidence, migrate, run_suite
-from consort.turns import outcome_problems, record_turn
-from consort.vcs import Git
+from consort.adapters.scope import glob_match, revert_outside_scope, snapshot
+from consort.core.state import BuildState, FeatureState, ItemState, State, StoryState
+from consort.adapters.tdd.junit import JUnitReport
+from consort.adapters.tdd.rules import green_problems, red_problems
+from consort.adapters.tdd.runner import RunEvidence, migrate, run_suite
+from consort.lanes.turn import outcome_problems, record_turn
+from consort.adapters.vcs import Git
 
 WORKTREES_DIR = "worktrees"
 CYCLES_DIR = "cycles"
@@ -592,7 +592,7 @@ def _green(ctx: Build, action: Action, story: StoryState, item: ItemState) -> No
 
 
 def _review(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None:
-    from consort.smells import find_smells
+    from consort.adapters.smells import find_smells
 
     if (
         story.worktree is None

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from consort.artifacts.canonical import artifact_hash
-from consort.artifacts.registry import ArtifactKind
-from consort.derive import derive, turn_output
-from consort.ledger import EventType, Ledger, ledger_path
-from consort.project import Project
-from consort.state import GateStatus
+from consort.core.artifacts.canonical import artifact_hash
+from consort.core.artifacts.registry import ArtifactKind
+from consort.core.derive import derive, turn_output
+from consort.core.ledger import EventType, Ledger, ledger_path
+from consort.core.project import Project
+from consort.core.state import GateStatus
 
 
 @dataclass
@@ -47,7 +47,7 @@ def verify(project: Project) -> VerifyReport:
         else:
             evidence += 1
     report.holds.append(f"turn outputs: {evidence} accepted artifacts match their recorded hashes")
-    from consort.cycle_verify import verify_cycles
+    from consort.lanes.verify.cycles import verify_cycles
 
     cycle_holds, cycle_fails = verify_cycles(project, events)
     report.holds += cycle_holds

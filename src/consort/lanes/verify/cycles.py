@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from consort.ledger import Event, EventType
-from consort.project import Project
-from consort.scope import glob_match
-from consort.tdd.junit import ReportMissing, parse_report
-from consort.tdd.runner import REPORT_FILE, runs_dir
-from consort.vcs import Git
+from consort.adapters.scope import glob_match
+from consort.adapters.tdd.junit import ReportMissing, parse_report
+from consort.adapters.tdd.runner import REPORT_FILE, runs_dir
+from consort.adapters.vcs import Git
+from consort.core.ledger import Event, EventType
+from consort.core.project import Project
 
 
 def protected_blobs(git: Git, commit: str, protected: Sequence[str]) -> dict[str, str]:

@@ -1,0 +1,1 @@
+"""Everything that touches the outside world: processes, git, files, agents, databases, runners."""

@@ -1,0 +1,1 @@
+"""The command line: click only, over the command API in `consort.app`."""
