@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from consort.adapters.agents.base import build_agent_env
-from consort.adapters.agents.task import Role, Step, Task, TurnDir
+from consort.adapters.agents.task import Task, TurnDir
+from consort.core.vocabulary import Role, Step
 
 FAKES = Path(__file__).resolve().parent
 

@@ -13,9 +13,9 @@ from consort.adapters.agents.claude import ClaudeAdapter
 from consort.adapters.agents.command import Limits
 from consort.adapters.agents.config import adapter_for
 from consort.adapters.agents.headless import RetryPolicy
-from consort.adapters.agents.task import Role
 from consort.core.errors import UsageError
 from consort.core.project import Project
+from consort.core.vocabulary import Role
 from tests.fakes import FakeTurn, invocations
 
 pytestmark = pytest.mark.integration

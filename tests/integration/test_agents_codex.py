@@ -14,9 +14,9 @@ from consort.adapters.agents.command import Limits
 from consort.adapters.agents.config import adapter_for
 from consort.adapters.agents.headless import EditStatus, RetryPolicy
 from consort.adapters.agents.stream import StreamLines
-from consort.adapters.agents.task import Role
 from consort.core.errors import UsageError
 from consort.core.project import Project
+from consort.core.vocabulary import Role
 from tests.fakes import FakeTurn, invocations
 
 pytestmark = pytest.mark.integration

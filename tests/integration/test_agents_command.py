@@ -14,7 +14,8 @@ import pytest
 
 from consort.adapters.agents.base import KillReason, TurnOutcome, build_agent_env
 from consort.adapters.agents.command import CommandAdapter, Limits, run_agent_process
-from consort.adapters.agents.task import Role, Step, Task, TurnDir
+from consort.adapters.agents.task import Task, TurnDir
+from consort.core.vocabulary import Role, Step
 
 pytestmark = pytest.mark.integration
 

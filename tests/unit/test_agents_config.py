@@ -9,10 +9,10 @@ import pytest
 from consort.adapters.agents.command import DEFAULT_INACTIVITY_TIMEOUT_S, CommandAdapter, Limits
 from consort.adapters.agents.config import AdapterKind, adapter_for, agent_settings
 from consort.adapters.agents.replay import ReplayAdapter
-from consort.adapters.agents.task import Role
 from consort.core.config import DEFAULT_CONFIG_TEXT
 from consort.core.errors import UsageError
 from consort.core.project import Project
+from consort.core.vocabulary import Role
 
 
 def project_with(tmp_path: Path, agents_toml: str) -> Project:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from consort.adapters.agents.base import build_agent_env
-from consort.adapters.agents.task import Role, Step
 from consort.core.errors import UsageError
+from consort.core.vocabulary import Role, Step
 
 PARENT = {
     "PATH": "/usr/bin:/bin",

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from consort.adapters.agents.replay import ReplayAdapter, replay_key
-from consort.adapters.agents.task import Role, Step, Task, TurnDir
+from consort.adapters.agents.task import Task, TurnDir
+from consort.core.vocabulary import Role, Step
 
 
 def make_task(tmp_path: Path, **changes: Any) -> Task:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from consort.adapters.agents.task import Role
 from consort.core.errors import UsageError
 from consort.core.project import Project
+from consort.core.vocabulary import Role
 from consort.roles import override_path, packaged_prompt, prompt_for
 
 

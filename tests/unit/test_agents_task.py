@@ -10,17 +10,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from consort.adapters.agents.task import (
-    Role,
-    Step,
-    Task,
-    TurnDir,
-    TurnResult,
-    list_turns,
-    parse_turn_name,
-)
+from consort.adapters.agents.task import Task, TurnDir, TurnResult, list_turns, parse_turn_name
 from consort.adapters.scope import Breach, ChangeKind, FileChange, Violation
 from consort.core.errors import ConsortError
+from consort.core.vocabulary import Role, Step
 
 
 def build_task(**changes: Any) -> Task:

@@ -12,9 +12,9 @@ from consort.adapters.agents.codex import CodexAdapter
 from consort.adapters.agents.command import Limits
 from consort.adapters.agents.config import adapter_for, agent_settings
 from consort.adapters.agents.headless import RetryPolicy
-from consort.adapters.agents.task import Role
 from consort.core.errors import UsageError
 from consort.core.project import Project
+from consort.core.vocabulary import Role
 
 
 def project_with(tmp_path: Path, agents_toml: str) -> Project:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from consort.adapters.agents.claude_files import FileAction, init_step, manifest_path, sync
-from consort.adapters.agents.task import Role
-from consort.app.init import InitReport
+from consort.adapters.agents.claude_files import FileAction, manifest_path, sync
+from consort.app.init import InitReport, step_claude_files
 from consort.core.project import Project
+from consort.core.vocabulary import Role
 
 
 @pytest.fixture
@@ -111,14 +111,14 @@ def test_init_step_reports_what_it_wrote_and_kept(project: Project) -> None:
     (project.root / ".claude" / "agents").mkdir(parents=True)
     (project.root / ".claude" / "agents" / "driver.md").write_text("mine\n")
     report = InitReport(project.root)
-    init_step(project, report)
+    step_claude_files(project, report)
     assert report.done == [
         "wrote 10 Claude Code file(s) in .claude/ (role agents and the /plan, /design, /build, "
         "/deploy commands)"
     ]
     assert "kept your own .claude/agents/driver.md" in report.warnings[0]
     again = InitReport(project.root)
-    init_step(project, again)
+    step_claude_files(project, again)
     assert again.done == []
 
 

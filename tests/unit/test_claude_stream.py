@@ -20,7 +20,8 @@ from consort.adapters.agents.headless import (
     task_prompt,
 )
 from consort.adapters.agents.stream import read_jsonl
-from consort.adapters.agents.task import Role, Step, Task
+from consort.adapters.agents.task import Task
+from consort.core.vocabulary import Role, Step
 from consort.roles import packaged_prompt
 
 

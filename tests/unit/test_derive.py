@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from consort.adapters.agents.task import Step
 from consort.core.artifacts.canonical import artifact_hash
 from consort.core.artifacts.registry import ArtifactKind
 from consort.core.config import Config, GateMode
@@ -25,6 +24,7 @@ from consort.core.state import (
     GateStatus,
     State,
 )
+from consort.core.vocabulary import Step
 
 KEY = "F1-stock-visibility"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "artifacts"

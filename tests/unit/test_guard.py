@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from consort.adapters.agents.task import Role, Step, Task, TurnDir
+from consort.adapters.agents.task import Task, TurnDir
 from consort.adapters.guard import DENY_EXIT, guard
+from consort.core.vocabulary import Role, Step
 
 PROTECTED = ("tests/**", "**/conftest.py", "pytest.ini")
 

@@ -11,11 +11,10 @@ from dataclasses import replace
 
 import pytest
 
-from consort.adapters.agents.task import Role, Step
 from consort.core.artifacts.registry import ArtifactKind
 from consort.core.config import GateMode
 from consort.core.errors import ExitCode
-from consort.core.machine import Action, ActionKind, Lane, next_action
+from consort.core.machine import Action, next_action
 from consort.core.state import (
     DESIGN_STEPS,
     ArtifactCondition,
@@ -28,6 +27,7 @@ from consort.core.state import (
     GateStatus,
     State,
 )
+from consort.core.vocabulary import ActionKind, Lane, Role, Step
 
 KEY = "F1-stock-visibility"
 ACCEPTED = ArtifactCondition.ACCEPTED

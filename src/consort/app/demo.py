@@ -17,8 +17,8 @@ from pathlib import Path
 
 from consort.core.errors import ExitCode, UsageError
 from consort.core.fsutil import atomic_write_text
-from consort.core.machine import Lane
 from consort.core.project import Project
+from consort.core.vocabulary import Lane
 
 EXAMPLE = "stockflow"
 FEATURE_TITLE = "Stock visibility"

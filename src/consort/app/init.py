@@ -113,7 +113,7 @@ def step_state_dir(project: Project, report: InitReport) -> None:
 
 def step_role_prompts(project: Project, report: InitReport) -> None:
     """Copy the default role prompts into the project, where they can be edited."""
-    from consort.adapters.agents.task import Role
+    from consort.core.vocabulary import Role
     from consort.roles import override_path, packaged_prompt
 
     written = []
@@ -128,9 +128,11 @@ def step_role_prompts(project: Project, report: InitReport) -> None:
 
 def step_claude_files(project: Project, report: InitReport) -> None:
     """Claude Code's role agents and /plan /design /build /deploy commands, in .claude/."""
-    from consort.adapters.agents.claude_files import init_step
+    from consort.adapters.agents.claude_files import init_lines
 
-    init_step(project, report)
+    done, warnings = init_lines(project)
+    report.done.extend(done)
+    report.warnings.extend(warnings)
 
 
 def step_ledger(project: Project, report: InitReport) -> None:

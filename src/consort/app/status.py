@@ -49,59 +49,6 @@ class StatusReport:
             "branch_problem": self.branch_problem,
         }
 
-    def render(self) -> None:
-        from consort.cli import ui
-
-        if not self.features:
-            ui.say("no features yet: `consort intake feature --file request.md`")
-        else:
-            ui.table(
-                "Features",
-                ["feature", "title", "lane", "design gate", "next", "artifacts"],
-                [
-                    [
-                        f.id,
-                        f.title,
-                        f.lane,
-                        f.design_gate,
-                        f.next,
-                        ", ".join(f"{k}: {v}" for k, v in f.artifacts.items()),
-                    ]
-                    for f in self.features
-                ],
-            )
-        if self.stories:
-            ui.table(
-                "Stories",
-                ["feature", "story", "cycles", "now", "acceptance"],
-                [
-                    [s.feature, s.story, f"{s.cycles_done}/{s.cycles}", s.current, s.gate]
-                    for s in self.stories
-                ],
-            )
-        for escalation in self.escalations:
-            ui.warn(
-                f"escalation on {escalation['feature']} ({escalation['step']}): "
-                f"{escalation['reason']}"
-            )
-            ui.say(f"  resolve: {escalation['command']}")
-        if self.branches:
-            ui.table(
-                "Branches",
-                ["", "branch", "database", "parent"],
-                [
-                    [
-                        "*" if b["current"] else "",
-                        str(b["name"]),
-                        str(b["database"] or "-"),
-                        str(b["parent"] or "-"),
-                    ]
-                    for b in self.branches
-                ],
-            )
-        elif self.branch_problem:
-            ui.warn(f"branches: {self.branch_problem}")
-
 
 def _resolutions(feature: str, escalation: Escalation) -> str:
     """The commands that resolve an escalation, the first one always applicable."""

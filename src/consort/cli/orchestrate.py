@@ -78,7 +78,7 @@ def drive(feature: str | None, until: str | None, max_steps: int | None) -> None
     escalation, the end, or a bound. Safe to interrupt (Ctrl-C) and to re-run."""
     from consort.cli import ui
     from consort.core.errors import ExitCode
-    from consort.core.machine import ActionKind, Lane
+    from consort.core.vocabulary import ActionKind, Lane
     from consort.lanes.loop import drive as run
 
     result = run(
@@ -156,7 +156,9 @@ def status(as_json: bool) -> None:
     if as_json:
         ui.print_json(report.as_json())
         return
-    report.render()
+    from consort.cli.status_view import render_status
+
+    render_status(report)
 
 
 @click.command()

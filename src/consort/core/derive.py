@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from consort.adapters.agents.task import Step
 from consort.core.artifacts._base import ArtifactModel
 from consort.core.artifacts.registry import ArtifactKind, default_filename
 from consort.core.config import Config
@@ -30,6 +29,7 @@ from consort.core.state import (
     State,
     step_for_artifact,
 )
+from consort.core.vocabulary import Step
 
 FEATURES_DIR = "features"
 

@@ -6,9 +6,7 @@ Agents never choose, skip or reorder a step; this function does, from what is on
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
-from consort.adapters.agents.task import Role, Step
 from consort.core.artifacts.registry import ArtifactKind
 from consort.core.config import GateMode
 from consort.core.errors import ExitCode
@@ -23,41 +21,7 @@ from consort.core.state import (
     State,
     StoryState,
 )
-
-
-class Lane(StrEnum):
-    PLAN = "plan"
-    DESIGN = "design"
-    BUILD = "build"
-    DEPLOY = "deploy"
-    PROMOTE = "promote"
-    DONE = "done"
-
-
-LANE_ORDER = (Lane.PLAN, Lane.DESIGN, Lane.BUILD, Lane.DEPLOY, Lane.PROMOTE, Lane.DONE)
-
-
-class ActionKind(StrEnum):
-    # things the orchestrator does
-    RUN_TURN = "run-turn"
-    CREATE_FEATURE_BRANCH = "create-feature-branch"
-    CREATE_STORY_BRANCH = "create-story-branch"
-    MERGE_STORY = "merge-story"
-    DEPLOY = "deploy"
-    PROMOTE = "promote"
-    RESTORE_ARTIFACT = "restore-artifact"
-    RECORD_HAND_EDIT = "record-hand-edit"
-    ESCALATE = "escalate"
-    PROXY_GATE = "proxy-gate"
-    # places where it stops
-    INTAKE_NEEDED = "intake-needed"
-    FIX_ARTIFACT = "fix-artifact"
-    AWAIT_ESCALATION = "await-escalation"
-    AWAIT_GATE = "await-gate"
-    INTEGRITY_STOP = "integrity-stop"
-    NOT_AVAILABLE = "not-available"
-    DONE = "done"
-
+from consort.core.vocabulary import ActionKind, Lane, Role, Step
 
 STOPS: dict[ActionKind, ExitCode] = {
     ActionKind.INTAKE_NEEDED: ExitCode.OK,

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from consort.adapters.agents.task import Role, Step
 from consort.core.artifacts.registry import ArtifactKind
 from consort.core.config import GateMode
+from consort.core.vocabulary import Role, Step
 
 
 class GateKind(StrEnum):

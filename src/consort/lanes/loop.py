@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from consort.core.derive import derive
 from consort.core.errors import ConsortError, ExitCode
 from consort.core.ledger import Actor, EventType, Ledger, LedgerError, hold_writer, ledger_path
-from consort.core.machine import LANE_ORDER, Action, ActionKind, Lane, next_action
+from consort.core.machine import Action, next_action
 from consort.core.project import Project
 from consort.core.state import GateKind, GateStatus, State, step_for_artifact
+from consort.core.vocabulary import LANE_ORDER, ActionKind, Lane
 from consort.lanes.gates import covered_hashes, proxy_policy
 from consort.lanes.humans import refuse_agent
 from consort.lanes.intake import resolve_feature

@@ -30,9 +30,10 @@ from consort.core.artifacts.registry import ArtifactKind, load_artifact
 from consort.core.derive import artifact_path
 from consort.core.errors import ConsortError, UsageError
 from consort.core.ledger import Actor, EventType, Ledger
-from consort.core.machine import Action, ActionKind
+from consort.core.machine import Action
 from consort.core.project import Project
 from consort.core.state import BuildState, FeatureState, State
+from consort.core.vocabulary import ActionKind
 from consort.lanes.build.cycle import FEATURE_CHECKOUT, WORKTREES_DIR, _ensure_worktree
 
 Progress = Callable[[str], None]

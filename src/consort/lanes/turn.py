@@ -17,7 +17,7 @@ from pathlib import Path
 
 from consort.adapters.agents.base import TurnOutcome, build_agent_env
 from consort.adapters.agents.config import adapter_for, agent_settings
-from consort.adapters.agents.task import Role, Task, TurnDir, TurnResult
+from consort.adapters.agents.task import Task, TurnDir, TurnResult
 from consort.adapters.scope import Violation, revert_outside_scope, snapshot
 from consort.core.artifacts.canonical import NotCanonicalJson, artifact_hash
 from consort.core.artifacts.registry import (
@@ -34,6 +34,7 @@ from consort.core.ledger import Actor, EventType, Ledger
 from consort.core.machine import Action
 from consort.core.project import Project
 from consort.core.state import ArtifactCondition, FeatureState
+from consort.core.vocabulary import Role
 from consort.lanes.intake import intake_dir
 from consort.roles import prompt_for
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from consort.adapters.agents.task import Role
 from consort.core.errors import UsageError
 from consort.core.project import Project
+from consort.core.vocabulary import Role
 
 ROLES_DIR = "roles"
 

@@ -6,8 +6,8 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from consort.errors import UsageError
-from consort.fsutil import atomic_write_text
+from consort.core.errors import UsageError
+from consort.core.fsutil import atomic_write_text
 
 PLACEHOLDER = "{{project_name}}"
 GITIGNORE_SOURCE = "gitignore"  # stored without the dot so packaging keeps it

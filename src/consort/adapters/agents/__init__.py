@@ -8,7 +8,8 @@
 """
 
 from consort.adapters.agents.base import Adapter, KillReason, TurnOutcome, build_agent_env
-from consort.adapters.agents.task import Role, Step, Task, TurnDir, TurnResult
+from consort.adapters.agents.task import Task, TurnDir, TurnResult
+from consort.core.vocabulary import Role, Step
 
 __all__ = [
     "Adapter",

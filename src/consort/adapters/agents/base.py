@@ -9,8 +9,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from consort.adapters.agents.task import Role, Step, Task, TurnDir
+from consort.adapters.agents.task import Task, TurnDir
 from consort.core.errors import UsageError
+from consort.core.vocabulary import Role, Step
 
 # Taken from Consort's own environment when set; nothing else is inherited.
 BASE_VARIABLES = ("PATH", "HOME", "LANG", "TERM", "TMPDIR")

@@ -20,15 +20,11 @@ import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from consort.adapters.agents.task import Role
 from consort.core.errors import ConsortError
 from consort.core.fsutil import atomic_write_json, atomic_write_text
 from consort.core.project import Project
-
-if TYPE_CHECKING:
-    from consort.app.init import InitReport
+from consort.core.vocabulary import Role
 
 MANIFEST_FILE = "claude-manifest.json"
 MANIFEST_VERSION = 1
@@ -248,17 +244,21 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def init_step(project: Project, report: InitReport) -> None:
-    """`consort init`'s step: write the `.claude/` files, leaving the user's own alone."""
+def init_lines(project: Project) -> tuple[list[str], list[str]]:
+    """`consort init`'s step: write the `.claude/` files, leaving the user's own alone.
+
+    Returns what was done and what to warn about, for init's report.
+    """
     result = sync(project)
+    done: list[str] = []
+    warnings: list[str] = []
     created = [f for f in result.changed if f.action is FileAction.CREATE]
     if created:
-        report.done.append(
+        done.append(
             f"wrote {len(created)} Claude Code file(s) in .claude/ (role agents and the /plan, "
             "/design, /build, /deploy commands)"
         )
     if result.kept:
         names = ", ".join(f.path for f in result.kept)
-        report.warnings.append(
-            f"kept your own {names}; `consort update-agents --force` replaces them"
-        )
+        warnings.append(f"kept your own {names}; `consort update-agents --force` replaces them")
+    return done, warnings

@@ -42,10 +42,10 @@ from consort.adapters.agents.command import (
 )
 from consort.adapters.agents.headless import DEFAULT_RETRIES, DEFAULT_RETRY_BACKOFF_S, RetryPolicy
 from consort.adapters.agents.replay import ReplayAdapter
-from consort.adapters.agents.task import Role
 from consort.core.config import CONFIG_FILE
 from consort.core.errors import UsageError
 from consort.core.project import Project
+from consort.core.vocabulary import Role
 
 _Model = TypeVar("_Model", bound=BaseModel)
 

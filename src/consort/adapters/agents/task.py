@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -21,38 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from consort.adapters.scope import FileChange, Violation, WriteScope, relative_posix
 from consort.core.errors import ConsortError
 from consort.core.fsutil import atomic_write_json, atomic_write_text, file_lock
-
-
-class Role(StrEnum):
-    SPEC_AUTHOR = "spec-author"
-    ARCHITECT = "architect"
-    DBA = "dba"
-    TEST_STRATEGIST = "test-strategist"
-    UX_DESIGNER = "ux-designer"
-    NAVIGATOR = "navigator"
-    DRIVER = "driver"
-
-
-class Step(StrEnum):
-    # design lane: one turn per feature
-    SPEC = "spec"
-    ARCHITECTURE = "architecture"
-    DB_DESIGN = "db-design"
-    TEST_LIST = "test-list"
-    UX = "ux"
-    # build lane: one turn per test-list item (and attempt)
-    RED = "red"
-    GREEN = "green"
-    REPAIR = "repair"
-    REVIEW = "review"
-    REFACTOR = "refactor"
-
-    @property
-    def is_build(self) -> bool:
-        return self in BUILD_STEPS
-
-
-BUILD_STEPS = frozenset({Step.RED, Step.GREEN, Step.REPAIR, Step.REVIEW, Step.REFACTOR})
+from consort.core.vocabulary import Role, Step
 
 TASK_VERSION = 1
 TASK_FILE = "task.json"

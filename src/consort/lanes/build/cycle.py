@@ -31,7 +31,8 @@ from consort.core.derive import artifact_path
 from consort.core.errors import ConsortError
 from consort.core.fsutil import atomic_write_json, atomic_write_text
 from consort.core.ledger import Actor, EventType, Ledger
-from consort.core.machine import Action, ActionKind
+from consort.core.machine import Action
+from consort.core.vocabulary import ActionKind
 from consort.core.project import Project
 from consort.roles import prompt_for
 from consort.adapters.scope import glob_match, revert_outside_scope, snapshot

@@ -1,0 +1,58 @@
+"""How `consort status` looks on a terminal."""
+
+from __future__ import annotations
+
+from consort.app.status import StatusReport
+from consort.cli import ui
+
+
+def render_status(report: StatusReport) -> None:
+    if not report.features:
+        ui.say("no features yet: `consort intake feature --file request.md`")
+    else:
+        ui.table(
+            "Features",
+            ["feature", "title", "lane", "design gate", "next", "artifacts"],
+            [
+                [
+                    f.id,
+                    f.title,
+                    f.lane,
+                    f.design_gate,
+                    f.next,
+                    ", ".join(f"{k}: {v}" for k, v in f.artifacts.items()),
+                ]
+                for f in report.features
+            ],
+        )
+    if report.stories:
+        ui.table(
+            "Stories",
+            ["feature", "story", "cycles", "now", "acceptance"],
+            [
+                [s.feature, s.story, f"{s.cycles_done}/{s.cycles}", s.current, s.gate]
+                for s in report.stories
+            ],
+        )
+    for escalation in report.escalations:
+        ui.warn(
+            f"escalation on {escalation['feature']} ({escalation['step']}): "
+            f"{escalation['reason']}"
+        )
+        ui.say(f"  resolve: {escalation['command']}")
+    if report.branches:
+        ui.table(
+            "Branches",
+            ["", "branch", "database", "parent"],
+            [
+                [
+                    "*" if b["current"] else "",
+                    str(b["name"]),
+                    str(b["database"] or "-"),
+                    str(b["parent"] or "-"),
+                ]
+                for b in report.branches
+            ],
+        )
+    elif report.branch_problem:
+        ui.warn(f"branches: {report.branch_problem}")

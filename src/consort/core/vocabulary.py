@@ -1,0 +1,75 @@
+"""The words every layer shares: who acts (Role), what a turn does (Step), lanes and actions.
+
+Plain enums with no behaviour beyond naming, so that the core can speak of agents' roles and steps
+without importing anything that runs an agent.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Role(StrEnum):
+    SPEC_AUTHOR = "spec-author"
+    ARCHITECT = "architect"
+    DBA = "dba"
+    TEST_STRATEGIST = "test-strategist"
+    UX_DESIGNER = "ux-designer"
+    NAVIGATOR = "navigator"
+    DRIVER = "driver"
+
+
+class Step(StrEnum):
+    # design lane: one turn per feature
+    SPEC = "spec"
+    ARCHITECTURE = "architecture"
+    DB_DESIGN = "db-design"
+    TEST_LIST = "test-list"
+    UX = "ux"
+    # build lane: one turn per test-list item (and attempt)
+    RED = "red"
+    GREEN = "green"
+    REPAIR = "repair"
+    REVIEW = "review"
+    REFACTOR = "refactor"
+
+    @property
+    def is_build(self) -> bool:
+        return self in BUILD_STEPS
+
+
+BUILD_STEPS = frozenset({Step.RED, Step.GREEN, Step.REPAIR, Step.REVIEW, Step.REFACTOR})
+
+
+class Lane(StrEnum):
+    PLAN = "plan"
+    DESIGN = "design"
+    BUILD = "build"
+    DEPLOY = "deploy"
+    PROMOTE = "promote"
+    DONE = "done"
+
+
+LANE_ORDER = (Lane.PLAN, Lane.DESIGN, Lane.BUILD, Lane.DEPLOY, Lane.PROMOTE, Lane.DONE)
+
+
+class ActionKind(StrEnum):
+    # things the orchestrator does
+    RUN_TURN = "run-turn"
+    CREATE_FEATURE_BRANCH = "create-feature-branch"
+    CREATE_STORY_BRANCH = "create-story-branch"
+    MERGE_STORY = "merge-story"
+    DEPLOY = "deploy"
+    PROMOTE = "promote"
+    RESTORE_ARTIFACT = "restore-artifact"
+    RECORD_HAND_EDIT = "record-hand-edit"
+    ESCALATE = "escalate"
+    PROXY_GATE = "proxy-gate"
+    # places where it stops
+    INTAKE_NEEDED = "intake-needed"
+    FIX_ARTIFACT = "fix-artifact"
+    AWAIT_ESCALATION = "await-escalation"
+    AWAIT_GATE = "await-gate"
+    INTEGRITY_STOP = "integrity-stop"
+    NOT_AVAILABLE = "not-available"
+    DONE = "done"
