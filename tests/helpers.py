@@ -8,6 +8,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # found wherever a test module sits
+
 
 def consort(
     *args: str,

@@ -4,7 +4,6 @@
 import copy
 import hashlib
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,8 +42,9 @@ from consort.core.artifacts import (
     write_artifact,
 )
 from consort.core.errors import ExitCode, UsageError
+from tests import helpers
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "artifacts"
+FIXTURES = helpers.FIXTURES / "artifacts"
 
 
 def example(kind: ArtifactKind) -> dict[str, Any]:

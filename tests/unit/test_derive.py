@@ -25,9 +25,10 @@ from consort.core.state import (
     State,
 )
 from consort.core.vocabulary import Step
+from tests import helpers
 
 KEY = "F1-stock-visibility"
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "artifacts"
+FIXTURES = helpers.FIXTURES / "artifacts"
 
 SPEC = ArtifactKind.FEATURE_SPEC
 ARCH = ArtifactKind.ARCHITECTURE

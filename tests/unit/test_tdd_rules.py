@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from consort.adapters.tdd.junit import Outcome, ReportMissing, node_id, parse_report
 from consort.adapters.tdd.rules import green_problems, red_problems
 from consort.core.artifacts.build import CyclePlan
+from tests import helpers
 
-MIXED = Path(__file__).parents[1] / "fixtures" / "junit" / "pytest9-mixed.xml"
+MIXED = helpers.FIXTURES / "junit" / "pytest9-mixed.xml"
 
 
 @pytest.fixture
