@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from consort.adapters.proc import run
+from consort.core.drive_lock import WriterBusy, hold_writer
 from consort.core.errors import ExitCode
-from consort.core.ledger import Actor, EventType, Ledger, WriterBusy, hold_writer, ledger_path
+from consort.core.ledger import Actor, EventType, Ledger, ledger_path
 
 pytestmark = pytest.mark.integration
 
@@ -106,7 +107,7 @@ def test_two_processes_appending_at_once_build_one_valid_chain(state_dir: Path) 
 HOLDER = """
     import sys
     from pathlib import Path
-    from consort.core.ledger import hold_writer
+    from consort.core.drive_lock import hold_writer
 
     with hold_writer(Path(sys.argv[1])):
         print("held", flush=True)
@@ -118,7 +119,7 @@ CONTENDER = """
     import sys
     from pathlib import Path
     from consort.core.errors import ConsortError
-    from consort.core.ledger import hold_writer
+    from consort.core.drive_lock import hold_writer
 
     try:
         with hold_writer(Path(sys.argv[1])):

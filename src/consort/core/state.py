@@ -12,14 +12,8 @@ from enum import StrEnum
 
 from consort.core.artifacts.registry import ArtifactKind
 from consort.core.config import GateMode
+from consort.core.vocabulary import GateKind as GateKind  # noqa: PLC0414 (its old home)
 from consort.core.vocabulary import Role, Step
-
-
-class GateKind(StrEnum):
-    DESIGN = "design"
-    STORY = "story"
-    DEPLOY = "deploy"
-    PROMOTE = "promote"
 
 
 class ArtifactCondition(StrEnum):

@@ -1,4 +1,5 @@
-"""The words every layer shares: who acts (Role), what a turn does (Step), lanes and actions.
+"""The words every layer shares: who acts (Role), what a turn does (Step), lanes and actions,
+the artifact kinds, the gates and a review's verdict.
 
 Plain enums with no behaviour beyond naming, so that the core can speak of agents' roles and steps
 without importing anything that runs an agent.
@@ -73,3 +74,30 @@ class ActionKind(StrEnum):
     INTEGRITY_STOP = "integrity-stop"
     NOT_AVAILABLE = "not-available"
     DONE = "done"
+
+
+class ArtifactKind(StrEnum):
+    """The artifact kinds; the value is the name `consort schema NAME` takes."""
+
+    FEATURE_REQUEST = "feature-request"
+    FEATURE_SPEC = "feature-spec"
+    ARCHITECTURE = "architecture"
+    DB_DESIGN = "db-design"
+    TEST_LIST = "test-list"
+    UX = "ux"
+    REVIEW = "review"
+    CYCLE_PLAN = "cycle-plan"
+
+
+class GateKind(StrEnum):
+    DESIGN = "design"
+    STORY = "story"
+    DEPLOY = "deploy"
+    PROMOTE = "promote"
+
+
+class Verdict(StrEnum):
+    """The outcome of a review."""
+
+    APPROVE = "approve"  # the code is fine as it is
+    REFACTOR = "refactor"  # the driver must refactor, for the reasons given

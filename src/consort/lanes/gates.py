@@ -16,8 +16,9 @@ from pathlib import Path
 from consort.core.artifacts.registry import ArtifactKind, load_artifact
 from consort.core.config import GateMode
 from consort.core.derive import artifact_path, derive
+from consort.core.drive_lock import hold_writer
 from consort.core.errors import ConsortError, UsageError
-from consort.core.ledger import Actor, Event, EventType, Ledger, hold_writer, ledger_path
+from consort.core.ledger import Actor, Event, EventType, Ledger, ledger_path
 from consort.core.project import Project
 from consort.core.state import ArtifactCondition, FeatureState, GateKind, GateStatus, State
 from consort.lanes.humans import has_terminal, refuse_agent

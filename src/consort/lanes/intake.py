@@ -16,9 +16,10 @@ from consort.core.artifacts.canonical import artifact_hash
 from consort.core.artifacts.feature_request import FeatureRequest
 from consort.core.artifacts.registry import ArtifactKind, write_artifact
 from consort.core.derive import artifact_path
+from consort.core.drive_lock import hold_writer
 from consort.core.errors import UsageError
 from consort.core.fsutil import atomic_write_text
-from consort.core.ledger import Actor, EventType, Ledger, hold_writer, ledger_path
+from consort.core.ledger import Actor, EventType, Ledger, ledger_path
 from consort.core.project import Project
 from consort.lanes.humans import refuse_agent
 

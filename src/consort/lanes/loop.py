@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from consort.core.derive import derive
+from consort.core.drive_lock import hold_writer
 from consort.core.errors import ConsortError, ExitCode
-from consort.core.ledger import Actor, EventType, Ledger, LedgerError, hold_writer, ledger_path
+from consort.core.ledger import Actor, EventType, Ledger, LedgerError, ledger_path
 from consort.core.machine import Action, next_action
 from consort.core.project import Project
 from consort.core.state import GateKind, GateStatus, State, step_for_artifact

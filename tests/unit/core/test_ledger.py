@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from consort.cli.log import select, summary
 from consort.cli.main import cli
+from consort.core.drive_lock import WriterBusy, hold_writer
 from consort.core.errors import ExitCode
 from consort.core.ledger import (
     GENESIS,
@@ -25,8 +26,6 @@ from consort.core.ledger import (
     Ledger,
     LedgerCorrupt,
     LedgerTampered,
-    WriterBusy,
-    hold_writer,
     ledger_path,
     parse_line,
 )

@@ -27,7 +27,6 @@ from consort.core.artifacts.build import (
     ExpectedFailure,
     FailureKind,
     ReviewVerdict,
-    Verdict,
 )
 from consort.core.artifacts.canonical import (
     NotCanonicalJson,
@@ -70,6 +69,7 @@ from consort.core.artifacts.registry import (
 from consort.core.artifacts.spec import AcceptanceCriterion, FeatureSpec, Layer, Story
 from consort.core.artifacts.test_list import TestItem, TestKind, TestList
 from consort.core.artifacts.ux import Component, Page, PageState, UiState, UxDesign
+from consort.core.vocabulary import Verdict
 
 __all__ = [
     "MODELS",

@@ -11,13 +11,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from consort.core.artifacts._base import ArtifactModel, Text, duplicates, reject
-
-
-class Verdict(StrEnum):
-    """The outcome of a review."""
-
-    APPROVE = "approve"  # the code is fine as it is
-    REFACTOR = "refactor"  # the driver must refactor, for the reasons given
+from consort.core.vocabulary import Verdict
 
 
 class ReviewVerdict(ArtifactModel):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
@@ -19,23 +18,11 @@ from consort.core.artifacts.test_list import TestList
 from consort.core.artifacts.ux import UxDesign
 from consort.core.errors import ConsortError, UsageError
 from consort.core.fsutil import atomic_write_json
+from consort.core.vocabulary import ArtifactKind as ArtifactKind  # noqa: PLC0414 (its old home)
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 M = TypeVar("M", bound=ArtifactModel)
-
-
-class ArtifactKind(StrEnum):
-    """The artifact kinds; the value is the name `consort schema NAME` takes."""
-
-    FEATURE_REQUEST = "feature-request"
-    FEATURE_SPEC = "feature-spec"
-    ARCHITECTURE = "architecture"
-    DB_DESIGN = "db-design"
-    TEST_LIST = "test-list"
-    UX = "ux"
-    REVIEW = "review"
-    CYCLE_PLAN = "cycle-plan"
 
 
 MODELS: dict[ArtifactKind, type[ArtifactModel]] = {
