@@ -31,7 +31,7 @@ To add an event type:
    writer may leave out. Types with the same shape share a base class (`StepFailed`);
 3. record it with `ledger.record(TheModel(...), actor, subject)`.
 
-`tests/unit/test_ledger_events.py` checks that every type has its model and that each one
+`tests/unit/core/test_ledger_events.py` checks that every type has its model and that each one
 round-trips through the ledger unchanged.
 """
 
