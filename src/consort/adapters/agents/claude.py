@@ -7,20 +7,31 @@ Each turn runs::
            --settings <turn>/claude-settings.json --setting-sources project
            [--model M] [--effort E]
 
-- `--settings` adds a PreToolUse hook for Write|Edit|MultiEdit|NotebookEdit|Bash that runs
+- `--settings` adds a PreToolUse hook for Write|Edit|NotebookEdit|Bash (and MultiEdit, which only
+  older versions have) that runs
   `<this python> -m consort guard --tree <working tree>`: a protected write is refused before
-  it happens (exit 2, the reason goes back to the model). It also allows Bash, which headless
-  mode would otherwise refuse, so that agents can run the tests; the guard reads each command.
+  it happens (exit 2, the reason goes back to the model). The hook has `"onFailure": "block"`:
+  a guard that crashes, cannot start or times out refuses the call instead of letting it through.
+  The settings also allow Bash, which headless mode would otherwise refuse, so that agents can
+  run the tests (the guard reads each command), and name the turn's folder and the folders of
+  its inputs and outputs as `permissions.additionalDirectories`: in `-p` mode Claude Code's file
+  tools refuse every path outside the working directories.
 - `--setting-sources project`: the project's `.claude/` (its agents, commands and settings) is
   used, the user's personal settings are not, so that a turn behaves the same on every machine.
+  The one user setting a turn needs to log in, `apiKeyHelper`, is copied into the turn's
+  settings.
 - The working tree is the process's current folder; CONSORT_TASK and the other protocol
   variables are in its environment, which `build_agent_env` built from nothing: a login made
-  with `claude /login` is found through HOME; an API key (ANTHROPIC_API_KEY) or a long-lived
-  token (CLAUDE_CODE_OAUTH_TOKEN) must be let through with `env_allow` in consort.toml.
+  with `claude /login` is found through HOME (or CLAUDE_CONFIG_DIR, which turns inherit); an API
+  key (ANTHROPIC_API_KEY) or a long-lived token (CLAUDE_CODE_OAUTH_TOKEN) must be let through
+  with `env_allow` in consort.toml. CLAUDE_CODE_MAX_RETRIES is set (unless the agent's `env`
+  table sets it): the CLI retries a rejected login for minutes otherwise; Consort retries
+  transient errors itself.
 
 The stream-json output (`system`/`init`, `assistant`, `user`, and the final `result` with
-`total_cost_usd`, `usage`, `duration_ms`, `num_turns`, `is_error`, `subtype`) is parsed after the
-process ends; see `adapters.agents.headless` for the retries, the login check and `agent.json`.
+`total_cost_usd`, `usage`, `duration_ms`, `num_turns`, `is_error`, `subtype`, `api_error_status`)
+is parsed after the process ends; see `adapters.agents.headless` for the retries, the login check
+and `agent.json`.
 """
 
 from __future__ import annotations
@@ -60,6 +71,11 @@ from consort.core.fsutil import atomic_write_text
 PROGRAM = "claude"
 SETTINGS_FILE = "claude-settings.json"
 HOOK_TIMEOUT_S = 60
+# The CLI's own retries of one API call; Consort retries transient errors itself, with backoff.
+MAX_CLI_RETRIES = "2"
+RETRIES_VARIABLE = "CLAUDE_CODE_MAX_RETRIES"
+CONFIG_DIR_VARIABLE = "CLAUDE_CONFIG_DIR"
+# MultiEdit is gone from current versions; an older CLI's MultiEdit is still read and guarded.
 EDIT_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 EDIT_TOOLS["NotebookEdit"] = "notebook_path"
 LOGIN_FIX = (
@@ -103,7 +119,8 @@ class ClaudeAdapter:
     ) -> TurnOutcome:
         role_prompt = role_prompt_for(task, self.project_root)
         settings = turn_dir.path / SETTINGS_FILE
-        atomic_write_text(settings, json.dumps(self.settings(workdir), indent=2) + "\n")
+        content = self.settings(workdir, task, turn_dir, user_api_key_helper(env))
+        atomic_write_text(settings, json.dumps(content, indent=2) + "\n")
         prompt = prompt_argument(task_prompt(task, turn_dir.task_path, role_prompt), turn_dir)
         argv = (
             *self.command,
@@ -125,24 +142,70 @@ class ClaudeAdapter:
         call = HeadlessCall(
             "claude", argv, PROFILE, parse_stream, "PreToolUse hook: consort guard", self.model
         )
+        turn_env = {RETRIES_VARIABLE: MAX_CLI_RETRIES, **env}
         return run_headless(
-            call, turn_dir=turn_dir, workdir=workdir, env=env, limits=self.limits, retry=self.retry
+            call,
+            turn_dir=turn_dir,
+            workdir=workdir,
+            env=turn_env,
+            limits=self.limits,
+            retry=self.retry,
         )
 
-    def settings(self, workdir: Path) -> dict[str, Any]:
-        """The turn's settings file: the guard as PreToolUse hook; Bash allowed."""
+    def settings(
+        self,
+        workdir: Path,
+        task: Task | None = None,
+        turn_dir: TurnDir | None = None,
+        api_key_helper: str | None = None,
+    ) -> dict[str, Any]:
+        """The turn's settings file: the guard as a PreToolUse hook that blocks when it fails;
+        Bash allowed; the turn's folders outside the tree reachable by the file tools."""
         hook = shlex.join([*self.guard_command, "--tree", str(workdir)])
-        return {
-            "hooks": {
-                "PreToolUse": [
-                    {
-                        "matcher": HOOK_MATCHER,
-                        "hooks": [{"type": "command", "command": hook, "timeout": HOOK_TIMEOUT_S}],
-                    }
-                ]
-            },
-            "permissions": {"allow": ["Bash"]},
+        entry = {"type": "command", "command": hook, "timeout": HOOK_TIMEOUT_S}
+        entry["onFailure"] = "block"
+        permissions: dict[str, Any] = {"allow": ["Bash"]}
+        folders = turn_folders(workdir, task, turn_dir)
+        if folders:
+            permissions["additionalDirectories"] = folders
+        settings: dict[str, Any] = {
+            "hooks": {"PreToolUse": [{"matcher": HOOK_MATCHER, "hooks": [entry]}]},
+            "permissions": permissions,
         }
+        if api_key_helper:
+            settings["apiKeyHelper"] = api_key_helper
+        return settings
+
+
+def turn_folders(workdir: Path, task: Task | None, turn_dir: TurnDir | None) -> list[str]:
+    """The folders a turn reads or writes outside its working tree: the turn folder (task.json,
+    schemas), and the folder of each input and output."""
+    folders: set[str] = set()
+    if turn_dir is not None:
+        folders.add(str(turn_dir.path.absolute()))
+    if task is not None:
+        for path in (*task.inputs.values(), *task.outputs.values()):
+            absolute = Path(path).absolute()
+            folders.add(str(absolute if absolute.is_dir() else absolute.parent))
+    outside = {f for f in folders if tree_path(f, workdir) == f}
+    # A folder inside another listed one adds nothing.
+    return sorted(f for f in outside if not any(_inside(f, other) for other in outside))
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path != folder and path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def user_api_key_helper(env: Mapping[str, str]) -> str | None:
+    """The `apiKeyHelper` of the user's Claude Code settings (a command that prints a key, not a
+    key), which `--setting-sources project` would hide from the turn."""
+    config = env.get(CONFIG_DIR_VARIABLE) or os.path.join(env.get("HOME") or "~", ".claude")
+    try:
+        data = json.loads(Path(os.path.expanduser(config), "settings.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    helper = data.get("apiKeyHelper") if isinstance(data, dict) else None
+    return helper if isinstance(helper, str) and helper.strip() else None
 
 
 # ---- the stream -------------------------------------------------------------------------------

@@ -48,7 +48,8 @@ PATH_KEYS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"
 PATH_KEYS["NotebookEdit"] = "notebook_path"
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "container.exec"})
 PATCH_TOOLS = frozenset({"apply_patch", "ApplyPatch"})
-# The tools whose calls the hook must see (a Claude Code hook matcher is a regex).
+# The tools whose calls the hook must see (a Claude Code hook matcher is a regex). MultiEdit is
+# gone from current Claude Code (2.1); it stays in the matcher for older versions, which had it.
 HOOK_MATCHER = "Write|Edit|MultiEdit|NotebookEdit|Bash"
 CODEX_HOOK_MATCHER = "^(Bash|apply_patch)$"
 _ADVICE = (

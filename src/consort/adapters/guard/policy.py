@@ -4,7 +4,9 @@ Globs are relative to the turn's working tree (as in `adapters.scope`). A path i
 as written (normalised, `..` resolved) and with symbolic links resolved, so that a link into
 `tests/` does not open a way around `tests/**`. The turn's outputs are always allowed, even under
 `.consort/`. Consort's state folder (the one holding the turn's task.json) is protected as a whole
-too: in a build turn the working tree is a worktree, and the state lives outside it.
+too, except the turn's own working tree when it lies inside it: a story's worktree is
+`.consort/worktrees/<F>/<S>`, its files are the agent's to change (within its globs), while the
+state around it, other worktrees included, is not.
 
 A command that acts on a whole folder (`rm -r`, `mv`, `git checkout <branch>`) is refused when
 the folder holds a protected file, or when a protected glob names a place inside the folder.
@@ -75,7 +77,7 @@ class GuardPolicy:
         return None
 
     def _file_breach(self, absolute: str) -> Breach | None:
-        if self._in_state_dir(absolute):
+        if self._in_state_dir(absolute) and not self._in_tree(absolute):
             return Breach(
                 _shown(absolute, self.tree), "Consort's state (never an agent's to change)"
             )
@@ -90,6 +92,9 @@ class GuardPolicy:
 
     def _tree_roots(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys((str(self.tree), os.path.realpath(self.tree))))
+
+    def _in_tree(self, absolute: str) -> bool:
+        return any(_relative(absolute, root) is not None for root in self._tree_roots())
 
     def _in_state_dir(self, absolute: str) -> bool:
         if self.state_dir is None:

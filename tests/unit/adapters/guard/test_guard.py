@@ -343,6 +343,38 @@ def test_the_state_folder_is_protected_when_it_lies_outside_the_worktree(tmp_pat
     assert allowed.allowed  # the turn's own output
 
 
+def test_a_story_worktree_inside_the_state_folder_is_the_agents_to_change(tmp_path: Path) -> None:
+    # The build lane's layout: the worktree is .consort/worktrees/<F>/<S>, inside the state.
+    state = tmp_path / "project" / ".consort"
+    tree = state / "worktrees" / "F1" / "S1"
+    (tree / "src").mkdir(parents=True)
+    (tree / "tests").mkdir()
+    (tree / ".consort").mkdir()
+    turn_dir = TurnDir.allocate(state, Role.DRIVER, Step.GREEN)
+    task = Task(
+        turn=turn_dir.number, role=Role.DRIVER, step=Step.GREEN, attempt=1, feature="F1",
+        story="S1", item="T1", instructions="x", inputs={}, outputs={}, writable=("src/**",),
+        protected=PROTECTED, feedback=None,
+    )  # fmt: skip
+    turn_dir.write_task(task)
+    env = {"CONSORT_TASK": str(turn_dir.task_path)}
+
+    def allowed(tool: str, tool_input: dict[str, str]) -> bool:
+        payload = {"tool_name": tool, "tool_input": tool_input, "cwd": str(tree)}
+        return guard(json.dumps(payload), env, tree).allowed
+
+    assert allowed("Write", {"file_path": str(tree / "src" / "app.py")})
+    assert allowed("Bash", {"command": "echo x >> src/app.py"})
+    assert allowed("Bash", {"command": "rm -rf src"})
+    assert not allowed("Write", {"file_path": str(tree / "tests" / "test_a.py")})
+    assert not allowed("Write", {"file_path": str(tree / ".consort" / "ledger.jsonl")})
+    assert not allowed("Write", {"file_path": str(state / "ledger.jsonl")})
+    assert not allowed("Write", {"file_path": str(state / "worktrees" / "F1" / "S2" / "a.py")})
+    assert not allowed("Write", {"file_path": str(turn_dir.task_path)})
+    assert not allowed("Bash", {"command": f"rm -rf {state / 'worktrees'}"})
+    assert not allowed("Bash", {"command": "rm -rf ../S2"})
+
+
 # ---- failing closed, and outside a turn --------------------------------------------------------
 
 
