@@ -116,6 +116,7 @@ def test_an_agent_that_exits_1_is_a_failed_attempt(tmp_path: Path) -> None:
 
 HANGING_AGENT = """
 import os, signal, subprocess, sys, time
+print("starting", flush=True)
 pid_file = sys.argv[1]
 if len(sys.argv) > 2 and sys.argv[2] == "stubborn":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -123,6 +124,7 @@ grandchild = subprocess.Popen([sys.executable, "-c",
     "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
 with open(pid_file, "w") as handle:
     handle.write(f"{os.getpid()} {grandchild.pid}")
+print("started", flush=True)  # the silence begins only now, after the pid file is written
 time.sleep(600)
 """
 
@@ -135,7 +137,7 @@ def test_a_silent_agent_is_killed_with_its_whole_process_group(
     pid_file = tmp_path / "pids"  # outside the tree: writing it is no sign of life
     args = (str(pid_file), "stubborn") if stubborn else (str(pid_file),)
     started = time.monotonic()
-    outcome = turn.run(HANGING_AGENT, Limits(inactivity_s=1.0, grace_s=0.5), *args)
+    outcome = turn.run(HANGING_AGENT, Limits(inactivity_s=2.0, grace_s=0.5), *args)
     elapsed = time.monotonic() - started
 
     assert outcome.killed is KillReason.INACTIVITY
@@ -156,9 +158,9 @@ def test_output_keeps_a_slow_agent_alive(tmp_path: Path) -> None:
         import time
         for i in range(8):
             print("step", i, flush=True)
-            time.sleep(0.3)
+            time.sleep(0.5)
         """,
-        Limits(inactivity_s=1.0, grace_s=0.5),
+        Limits(inactivity_s=3.0, grace_s=0.5),  # under the 4 s it runs, far above each pause
     )
     assert outcome.ok, turn.dir.stderr_path.read_text()
     assert outcome.duration_s > 2.0
@@ -172,9 +174,9 @@ def test_file_changes_keep_a_silent_agent_alive(tmp_path: Path) -> None:
         import pathlib, time
         for i in range(8):
             pathlib.Path("progress.txt").write_text(str(i))
-            time.sleep(0.3)
+            time.sleep(0.5)
         """,
-        Limits(inactivity_s=1.0, grace_s=0.5),
+        Limits(inactivity_s=3.0, grace_s=0.5),  # under the 4 s it runs, far above each pause
     )
     assert outcome.ok
     assert outcome.duration_s > 2.0

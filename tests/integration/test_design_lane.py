@@ -36,6 +36,7 @@ KEY = "F1-stock-visibility"
 DESIGN = ("feature-spec", "architecture", "db-design", "test-list", "ux")
 BACKEND = DESIGN[:4]  # a feature that is not user-facing has no UX design
 STEPS = ("spec", "architecture", "db-design", "test-list", "ux")
+INACTIVITY_S = 60  # the shared project's agent inactivity limit
 REQUEST = """\
 Stock visibility
 
@@ -418,10 +419,12 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
     root = base / "app"
     expect(consort("init", str(root), cwd=base), 0)
     agent = Agent(base / "agent")
-    # One retry and a one-second inactivity timeout keep the failure paths fast.
+    # One retry keeps the failure paths fast. The inactivity limit is far above what an agent
+    # needs between two lines of output, even one running `consort` itself on a loaded machine;
+    # the one test about inactivity shortens it for itself.
     write_config(
         root,
-        {"default": "command", "command": agent.command, "inactivity_timeout": 1},
+        {"default": "command", "command": agent.command, "inactivity_timeout": INACTIVITY_S},
         retries=1,
     )
     try:
@@ -599,8 +602,11 @@ def test_agent_looping_for_ever_is_killed_for_inactivity(shared: Shared) -> None
     root, agent = shared.root, shared.agent
     key = intake(root, "Loops for ever", user_facing=False)
     agent.plan(key, "spec", "loop")
+    # Short enough to wait for, long enough for the retry (a good agent, writing at once).
+    short_limit = f"inactivity_timeout = {INACTIVITY_S}", "inactivity_timeout = 3"
     started = time.monotonic()
-    expect(run(root, "drive", "--feature", short(key)), 0)
+    with shared.configured(shared.config.replace(*short_limit)):
+        expect(run(root, "drive", "--feature", short(key)), 0)
     assert time.monotonic() - started < 30
     (failed,) = failures(root, key)
     assert any("inactivity" in e for e in failed.data["errors"])

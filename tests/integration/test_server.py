@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import pwd
@@ -10,6 +12,8 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,12 +51,32 @@ def test_as_root_the_server_runs_as_an_unprivileged_user_outside_the_project(fre
     assert (fresh_project.stat().st_mode & 0o777) == (fresh_project.stat().st_mode & 0o777)
 
 
+@contextlib.contextmanager
+def _squat(port: int, within_s: float = 60) -> Iterator[socket.socket]:
+    """Listen on `port` as another server would, once the port is free.
+
+    SO_REUSEADDR, as servers (PostgreSQL among them) set it: the connections of the stopped
+    server linger in TIME_WAIT for a minute, and only a listener makes a port taken.
+    """
+    deadline = time.monotonic() + within_s
+    with socket.socket() as squatter:
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        while True:
+            try:
+                squatter.bind(("127.0.0.1", port))
+                break
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        squatter.listen()
+        yield squatter
+
+
 def test_port_taken_is_a_clear_usage_error(fresh_project):
     port = _status(fresh_project)["port"]
     ok(consort("db", "stop", cwd=fresh_project))
-    with socket.socket() as squatter:
-        squatter.bind(("127.0.0.1", port))
-        squatter.listen()
+    with _squat(port):
         result = consort("db", "start", cwd=fresh_project)
     assert result.returncode == 2
     assert f"port {port}" in result.stderr and "--port 0" in result.stderr
