@@ -152,3 +152,22 @@ def test_a_rejected_login_ends_the_turn_without_minutes_of_retries(
     # Bounded by count, not by time: the CLI asked at most a few times before giving up.
     assert 1 <= len(model.requests) <= 3, len(model.requests)
     assert turn.record()["status"] == "login-needed"
+
+
+def test_every_tool_the_role_subagents_name_exists_in_this_version(
+    tmp_path: Path, claude: Path, model: ScriptedModel
+) -> None:
+    from consort.adapters.agents.claude_files import subagent_tools
+
+    turn = RealTurn(tmp_path, model.url)
+    model.brain = Script([[Say("Nothing to do.")]])
+    outcome = run(turn, claude)
+
+    assert outcome.ok, turn.stderr()  # type: ignore[attr-defined]
+    init = next(
+        json.loads(line)
+        for line in turn.stdout().splitlines()
+        if '"subtype":"init"' in line.replace(" ", "")
+    )
+    missing = subagent_tools() - set(init["tools"])
+    assert missing == set(), f"{missing} are not tools of Claude Code {CLAUDE_VERSION}"

@@ -46,7 +46,9 @@ def run_hooks(
     entries: list[dict[str, Any]], tool_name: str, tool_input: dict[str, Any], session: str
 ) -> str | None:
     """Run the matching PreToolUse hook commands the way the tools do; the reason when one
-    refused the call (exit 2), else None."""
+    refused the call (exit 2), else None. A hook that fails otherwise (another exit code) lets
+    the call through, as both real CLIs do, unless it says `"onFailure": "block"` (Claude Code
+    2.1)."""
     payload = {
         "session_id": session,
         "transcript_path": f"/tmp/{session}.jsonl",
@@ -73,6 +75,8 @@ def run_hooks(
             )
             if done.returncode == 2:
                 return done.stderr.strip() or "blocked"
+            if done.returncode != 0 and hook.get("onFailure") == "block":
+                return f"failed; blocking because onFailure is \"block\" {done.stderr.strip()}"
     return None
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -104,11 +105,41 @@ def test_the_hook_refuses_a_protected_patch_and_a_protected_command(tmp_path: Pa
     assert outcome.ok
     assert turn.test_file.read_text() == original
     assert (turn.tree / "src" / "stock.py").exists()
-    statuses = {(e["path"], e["status"]) for e in turn.record()["edits"]}
-    assert statuses == {("tests/test_stock.py", "failed"), ("src/stock.py", "done")}
-    stream = turn.dir.stdout_path.read_text()
-    assert "apply_patch refused: it changes tests/test_stock.py" in stream
-    assert "refused: it would check out over tests/test_stock.py" in stream
+    record = turn.record()
+    # As the real Codex: a refused call leaves no JSON event; its stderr says it was blocked.
+    assert {(e["path"], e["status"]) for e in record["edits"]} == {("src/stock.py", "done")}
+    refused = record["refused"]
+    assert [(r["tool"], r["target"]) for r in refused] == [
+        ("apply_patch", "tests/test_stock.py"),
+        ("Bash", "git checkout -- tests/test_stock.py; rm tests/test_stock.py"),
+    ]
+    assert "apply_patch refused: it changes tests/test_stock.py" in refused[0]["reason"]
+    assert "refused: it would check out over tests/test_stock.py" in refused[1]["reason"]
+    (call,) = invocations(turn.codex_log)
+    assert "--dangerously-bypass-hook-trust" in call["argv"]
+    assert call["argv"][-2] == "--"  # the prompt can never be taken for an option
+
+
+@pytest.mark.parametrize(
+    ("version", "hooks", "flag"),
+    [("0.124.0", True, False), ("0.128.0", True, False), ("0.129.0", False, False),
+     ("0.140.0", False, False), ("0.141.0", True, True), ("0.171.0", True, True)],
+)  # fmt: skip
+def test_the_guard_is_wired_as_each_version_runs_hooks(
+    tmp_path: Path, version: str, hooks: bool, flag: bool
+) -> None:
+    turn = FakeTurn(tmp_path)
+    turn.env["FAKE_CODEX_VERSION"] = version
+    turn.scenario("codex", steps=[{"patch": "tests/test_stock.py", "content": "changed"}, DONE])
+    adapter().run(turn.task, turn.dir, turn.tree, turn.env)
+
+    (call,) = invocations(turn.codex_log)
+    assert any(o.startswith("hooks.") for o in option_values(call["argv"], "-c")) is hooks
+    assert ("--dangerously-bypass-hook-trust" in call["argv"]) is flag
+    record = turn.record()
+    assert record["cli_version"] == version
+    assert record["guard"].startswith("PreToolUse hook" if hooks else "post-turn diff only")
+    assert (turn.test_file.read_text() == "changed") is not hooks
 
 
 def test_without_hooks_in_the_installed_version_only_the_post_turn_diff_guards(
@@ -292,7 +323,10 @@ def test_the_hook_override_is_a_toml_value_codex_can_read(tmp_path: Path) -> Non
     assert key == "hooks.PreToolUse"
     (entry,) = tomllib.loads(f"v = {toml}")["v"]
     assert entry["matcher"] == "^(Bash|apply_patch)$"
-    assert entry["hooks"][0]["command"] == (
-        f"'/py thon' -m consort guard --tree '{tmp_path / 'my tree'}'"
-    )
+    command = shlex.split(entry["hooks"][0]["command"])
+    assert command[:2] == ["sh", "-c"]  # fail closed: a crash of the guard refuses the call
+    assert command[4:] == [
+        "/py thon", "-m", "consort", "guard", "--tree", str(tmp_path / "my tree"),
+        "--refuse-terminal-programs",
+    ]  # fmt: skip
     assert json.dumps(entry["hooks"][0]["timeout"]) == "60"

@@ -23,8 +23,14 @@ def register(group: click.Group) -> None:
     type=click.Path(path_type=Path, file_okay=False),
     help="The turn's working tree (default: the hook's cwd).",
 )
+@click.option(
+    "--refuse-terminal-programs",
+    is_flag=True,
+    help="Also refuse commands that start an interactive program (a bare shell, a REPL, an "
+    "editor): input typed into it later reaches no hook.",
+)
 @handled
-def guard(tree: Path | None) -> None:
+def guard(tree: Path | None, refuse_terminal_programs: bool) -> None:
     """PreToolUse hook for coding agents: refuse a write to a protected path of this turn.
 
     Reads the hook's JSON on stdin and the turn's task.json ($CONSORT_TASK). Exits 0 to allow
@@ -34,7 +40,12 @@ def guard(tree: Path | None) -> None:
     from consort.adapters.guard import guard as decide
 
     try:
-        decision = decide(sys.stdin.read(), os.environ, tree.absolute() if tree else None)
+        decision = decide(
+            sys.stdin.read(),
+            os.environ,
+            tree.absolute() if tree else None,
+            terminal_programs=not refuse_terminal_programs,
+        )
     except Exception as exc:  # a hook that fails open would let the write through
         click.echo(f"consort guard: internal error, refusing to be safe: {exc}", err=True)
         sys.exit(2)

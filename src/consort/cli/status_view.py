@@ -36,8 +36,7 @@ def render_status(report: StatusReport) -> None:
         )
     for escalation in report.escalations:
         ui.warn(
-            f"escalation on {escalation['feature']} ({escalation['step']}): "
-            f"{escalation['reason']}"
+            f"escalation on {escalation['feature']} ({escalation['step']}): {escalation['reason']}"
         )
         ui.say(f"  resolve: {escalation['command']}")
     if report.branches:

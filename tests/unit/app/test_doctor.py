@@ -43,7 +43,7 @@ def test_installed_versions_and_logins_without_secrets(
     assert found["claude login"][0] is CheckState.OK
     assert "an API key in the environment (ANTHROPIC_API_KEY" in found["claude login"][1]
     assert 'env_allow = ["ANTHROPIC_API_KEY"]' in found["claude login"][1]
-    assert found["codex"][1].startswith("codex-cli 0.124.0")
+    assert found["codex"][1].startswith("codex-cli 0.171.0")
     assert found["codex login"] == (CheckState.OK, "logged in (API key)")
     everything = json.dumps(found)
     assert SECRET not in everything

@@ -52,10 +52,12 @@ from consort.adapters.agents.headless import (
     CliProfile,
     EditStatus,
     HeadlessCall,
+    Refusal,
     ReportedEdit,
     RetryPolicy,
     StreamSummary,
     joined_flags,
+    program_version,
     prompt_argument,
     role_prompt_for,
     run_headless,
@@ -139,8 +141,15 @@ class ClaudeAdapter:
             "project",
             *joined_flags([("--model", self.model), ("--effort", self.effort)]),
         )
+        version = program_version(self.command, env)
         call = HeadlessCall(
-            "claude", argv, PROFILE, parse_stream, "PreToolUse hook: consort guard", self.model
+            "claude",
+            argv,
+            PROFILE,
+            parse_stream,
+            "PreToolUse hook: consort guard (blocks when the guard fails); post-turn diff",
+            self.model,
+            version,
         )
         turn_env = {RETRIES_VARIABLE: MAX_CLI_RETRIES, **env}
         return run_headless(
@@ -222,6 +231,7 @@ class _Reader:
     workdir: Path
     summary: StreamSummary = field(default_factory=StreamSummary)
     pending: dict[str, _Pending] = field(default_factory=dict)  # tool_use id -> edit
+    calls: dict[str, _Pending] = field(default_factory=dict)  # tool_use id -> any tool call
 
     def event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -246,6 +256,9 @@ class _Reader:
                 self.summary.last_text = block["text"]
             if block.get("type") == "tool_use":
                 self.summary.tool_calls += 1
+                self.calls[str(block.get("id"))] = _Pending(
+                    str(block.get("name")), _call_target(block.get("input"))
+                )
             if block.get("type") == "tool_use" and block.get("name") in EDIT_TOOLS:
                 tool = str(block["name"])
                 tool_input = block.get("input")
@@ -260,13 +273,19 @@ class _Reader:
         for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict) or block.get("type") != "tool_result":
                 continue
+            call = self.calls.pop(str(block.get("tool_use_id")), None)
+            text = text_of(block.get("content"))
+            if call is not None and block.get("is_error") is True and _REFUSED.search(text):
+                file_tool = call.tool in EDIT_TOOLS and call.path
+                target = tree_path(call.path, self.workdir) if file_tool else call.path
+                self.summary.refused.append(Refusal(call.tool, target, _guard_reason(text)))
             pending = self.pending.pop(str(block.get("tool_use_id")), None)
             if pending is None:
                 continue
             detail = text_of(block.get("content")) or None
             status = EditStatus.DONE
             if block.get("is_error") is True:
-                refused = detail is not None and re.search(r"hook|consort guard", detail, re.I)
+                refused = detail is not None and _REFUSED.search(detail)
                 status = EditStatus.REFUSED if refused else EditStatus.FAILED
             self._edit(pending, status, None if status is EditStatus.DONE else detail)
 
@@ -274,6 +293,9 @@ class _Reader:
         summary = self.summary
         summary.finished = True
         summary.is_error = event.get("is_error") is True
+        status = as_int(event.get("api_error_status"))
+        if status is not None:
+            summary.errors.append(f"API error: {status}")
         summary.subtype = as_str(event.get("subtype"))
         summary.result = as_str(event.get("result"))
         summary.cost_usd = as_float(event.get("total_cost_usd"))
@@ -298,8 +320,28 @@ class _Reader:
         return self.summary
 
 
-def parse_stream(lines: StreamLines, workdir: Path) -> StreamSummary:
-    """What Claude Code's stream-json output says about the run."""
+_REFUSED = re.compile(r"hook|consort guard", re.IGNORECASE)
+
+
+def _call_target(tool_input: object) -> str:
+    """The path or command a tool call is about, for the record."""
+    if not isinstance(tool_input, dict):
+        return ""
+    for key in ("file_path", "notebook_path", "command", "path"):
+        value = tool_input.get(key)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def _guard_reason(text: str) -> str:
+    """The guard's own words in a refused call's result (after Claude Code's hook prefix)."""
+    at = text.find("consort guard:")
+    return (text[at:] if at >= 0 else text).strip()
+
+
+def parse_stream(lines: StreamLines, workdir: Path, stderr: str = "") -> StreamSummary:
+    """What Claude Code's stream-json output says about the run (its stderr adds nothing)."""
     reader = _Reader(workdir)
     for event in lines.events:
         reader.event(event)

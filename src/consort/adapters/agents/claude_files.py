@@ -31,16 +31,25 @@ MANIFEST_VERSION = 1
 AGENTS_DIR = ".claude/agents"
 COMMANDS_DIR = ".claude/commands"
 
-_DESIGN_TOOLS = "Read, Grep, Glob, Write"
+# Tools of Claude Code 2.1: Grep, Glob and MultiEdit are gone (search runs through Bash, which
+# the guard reads); a subagent naming a tool the CLI lacks simply goes without it.
+_DESIGN_TOOLS = "Read, Write, Bash"
 _TOOLS = {
     Role.SPEC_AUTHOR: _DESIGN_TOOLS,
     Role.ARCHITECT: _DESIGN_TOOLS,
     Role.DBA: _DESIGN_TOOLS,
     Role.TEST_STRATEGIST: _DESIGN_TOOLS,
     Role.UX_DESIGNER: _DESIGN_TOOLS,
-    Role.NAVIGATOR: "Read, Grep, Glob, Write, Edit, Bash",
-    Role.DRIVER: "Read, Grep, Glob, Write, Edit, MultiEdit, Bash",
+    Role.NAVIGATOR: "Read, Write, Edit, Bash",
+    Role.DRIVER: "Read, Write, Edit, Bash",
 }
+
+
+def subagent_tools() -> set[str]:
+    """Every tool a role's subagent file names."""
+    return {tool.strip() for tools in _TOOLS.values() for tool in tools.split(",")}
+
+
 _DESCRIPTIONS = {
     Role.SPEC_AUTHOR: "Consort's spec author: turns a feature request into a feature spec of "
     "stories and testable acceptance criteria. Use for Consort `spec` turns.",

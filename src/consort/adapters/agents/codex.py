@@ -4,28 +4,38 @@ Each turn runs::
 
     codex exec --json --sandbox workspace-write --cd <working tree>
                [--model M] [-c model_reasoning_effort="E"] [--add-dir D ...]
-               [-c hooks.PreToolUse=[...consort guard...]]
+               [-c hooks.PreToolUse=[...consort guard...] [--dangerously-bypass-hook-trust]]
                [-c sandbox_workspace_write.network_access=true]   (build turns: the database)
-               <the turn, in words>
+               -- <the turn, in words>
 
 - The sandbox lets Codex write only inside the working tree (plus `--add-dir` folders: those of
   the turn's outputs that lie outside it, when the installed version has `--add-dir`).
-- The guard: Codex runs PreToolUse hooks (for Bash and apply_patch) from version 0.124.0 on.
-  The installed version is read from `codex --version` before each turn; from that version on,
-  `consort guard` is added as a PreToolUse hook through a `-c` override. Codex may still skip a
-  hook it has not been told to trust; with an older version, or then, the post-turn diff against
-  the protected paths (which runs whatever the agent) is the only enforcement. `agent.json` says
-  which applied.
+- The prompt follows `--`: a role prompt with front matter starts with `---`, which Codex would
+  otherwise take for an option.
+- The guard, by version (read from `codex --version` and `codex exec --help` before each turn):
+  0.124-0.128 run a PreToolUse hook given with `-c hooks.PreToolUse=...` as configured; 0.129-0.140
+  never run hooks in `exec`; from 0.141 on a hook runs only when the turn passes
+  `--dangerously-bypass-hook-trust` (found in `exec --help`), and is skipped silently otherwise.
+  Where no hook runs, the post-turn check of the protected paths (which runs whatever the agent)
+  is the only guard, and `agent.json` says so. The hook runs `consort guard
+  --refuse-terminal-programs` through `guard.fail_closed`: a guard that crashes refuses the call
+  (Codex itself lets it through, and has no setting for that; a hook that times out is still let
+  through). Terminal programs are refused because what Codex types into a running process with
+  `write_stdin` reaches no hook.
+- Codex prints no JSON event for a refused call: the refusals are read from its stderr
+  (`Command blocked by PreToolUse hook: <reason>. Command: <command>`).
 - A network connection is allowed only in build turns (DATABASE_URL set): their tests need
   the branch database.
-- Credentials: a `codex login` is found through HOME (or CODEX_HOME, if let through with
-  `env_allow`); an API key in the environment must be let through with `env_allow` too.
+- Credentials: a `codex login` is found through HOME, or CODEX_HOME (which turns inherit); an API
+  key in the environment must be let through with `env_allow`.
 
 The JSONL events (`thread.started`, `turn.started`, `item.started`/`item.updated`/
 `item.completed` with items such as `agent_message`, `command_execution` and
 `file_change {changes: [{path, kind}]}`, `turn.completed {usage}`, `turn.failed {error}`,
 `error {message}`) are parsed after the process ends; the `file_change` items become the edits
-recorded in `agent.json`.
+recorded in `agent.json`. An `error` *item* is a notice (unknown model metadata, the hook-trust
+bypass), kept as a warning; an `error` event or `turn.failed` is a failure, whose message (often
+the API's JSON error body) is unwrapped.
 """
 
 from __future__ import annotations
@@ -33,7 +43,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,6 +56,7 @@ from consort.adapters.agents.headless import (
     CliProfile,
     EditStatus,
     HeadlessCall,
+    Refusal,
     ReportedEdit,
     RetryPolicy,
     StreamSummary,
@@ -61,12 +71,15 @@ from consort.adapters.agents.headless import (
 )
 from consort.adapters.agents.stream import StreamLines, as_int, as_str
 from consort.adapters.agents.task import Task, TurnDir
-from consort.adapters.guard import CODEX_HOOK_MATCHER
+from consort.adapters.guard import CODEX_HOOK_MATCHER, fail_closed
+from consort.adapters.guard.inline import patch_paths
 from consort.core.errors import ConsortError
 
 PROGRAM = "codex"
 ACTING_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call"})
 HOOKS_SINCE = (0, 124, 0)
+HOOKS_DROPPED_IN_EXEC = (0, 129, 0)  # from here on, only with the trust flag (0.141+)
+HOOK_TRUST_FLAG = "--dangerously-bypass-hook-trust"
 HOOK_TIMEOUT_S = 60
 PROBE_TIMEOUT_S = 15.0
 LOGIN_FIX = (
@@ -98,8 +111,26 @@ class CodexFeatures:
     """What the installed Codex can do, as far as its version and help tell."""
 
     version: tuple[int, ...] | None
-    hooks: bool
+    hooks: bool  # a PreToolUse hook will run in `codex exec`
     add_dir: bool
+    hook_trust_flag: bool = False  # `exec` has --dangerously-bypass-hook-trust
+
+    @property
+    def version_text(self) -> str:
+        return "unknown" if self.version is None else ".".join(map(str, self.version))
+
+    @property
+    def guard(self) -> str:
+        """How protected writes are stopped in a turn with this version, for the record."""
+        if self.hooks:
+            how = f" with {HOOK_TRUST_FLAG}" if self.hook_trust_flag else ""
+            return (
+                f"PreToolUse hook: consort guard (Codex {self.version_text}{how}); post-turn diff"
+            )
+        return (
+            f"post-turn diff only: Codex {self.version_text} runs no PreToolUse hook in exec "
+            "(hooks run in 0.124-0.128, and from 0.141 with " + HOOK_TRUST_FLAG + ")"
+        )
 
 
 @dataclass(frozen=True)
@@ -132,14 +163,18 @@ class CodexAdapter:
             str(workdir),
             *joined_flags([("--model", self.model)]),
             *self._options(task, workdir, env, features),
+            "--",
             prompt,
         )
-        guard = (
-            "PreToolUse hook: consort guard (if Codex trusts it); post-turn diff"
-            if features.hooks
-            else "post-turn diff only (this Codex version has no PreToolUse hooks)"
+        call = HeadlessCall(
+            "codex",
+            argv,
+            PROFILE,
+            parse_stream,
+            features.guard,
+            self.model,
+            None if features.version is None else features.version_text,
         )
-        call = HeadlessCall("codex", argv, PROFILE, parse_stream, guard, self.model)
         return run_headless(
             call, turn_dir=turn_dir, workdir=workdir, env=env, limits=self.limits, retry=self.retry
         )
@@ -156,13 +191,17 @@ class CodexAdapter:
                     options += ["--add-dir", folder]
         if features.hooks:
             options += ["-c", self.hook_override(workdir)]
+            if features.hook_trust_flag:
+                options.append(HOOK_TRUST_FLAG)
         if env.get("DATABASE_URL"):
             options += ["-c", "sandbox_workspace_write.network_access=true"]
         return options
 
     def hook_override(self, workdir: Path) -> str:
         """`hooks.PreToolUse=[...]`, a TOML value for `codex -c`, running the guard."""
-        command = shlex.join([*self.guard_command, "--tree", str(workdir)])
+        command = fail_closed(
+            [*self.guard_command, "--tree", str(workdir), "--refuse-terminal-programs"]
+        )
         hook = f'{{type = "command", command = {json.dumps(command)}, timeout = {HOOK_TIMEOUT_S}}}'
         return (
             f"hooks.PreToolUse=[{{matcher = {json.dumps(CODEX_HOOK_MATCHER)}, hooks = [{hook}]}}]"
@@ -175,8 +214,14 @@ def detect_features(command: tuple[str, ...], env: Mapping[str, str]) -> CodexFe
         return CodexFeatures(None, hooks=False, add_dir=False)
     version = parse_version(_output([*command, "--version"], env))
     help_text = _output([*command, "exec", "--help"], env)
-    hooks = version is not None and version >= HOOKS_SINCE
-    return CodexFeatures(version, hooks=hooks, add_dir="--add-dir" in help_text)
+    trust_flag = HOOK_TRUST_FLAG in help_text
+    configured = version is not None and HOOKS_SINCE <= version < HOOKS_DROPPED_IN_EXEC
+    return CodexFeatures(
+        version,
+        hooks=trust_flag or configured,
+        add_dir="--add-dir" in help_text,
+        hook_trust_flag=trust_flag,
+    )
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:
@@ -216,10 +261,12 @@ class _Reader:
             summary.is_error = True
             error = event.get("error")
             message = as_str(error.get("message")) if isinstance(error, dict) else None
-            summary.errors.append(message or "turn failed")
+            summary.errors.append(unwrap_error(message) or "the turn failed without a message")
             self._usage(event.get("usage"))
         elif kind == "error":
-            summary.errors.append(as_str(event.get("message")) or "error")
+            message = unwrap_error(as_str(event.get("message")))
+            if message and message not in summary.errors:
+                summary.errors.append(message)
         elif kind in ("item.started", "item.completed") and isinstance(event.get("item"), dict):
             item = event["item"]
             if (item.get("type") or item.get("item_type")) in ACTING_ITEMS:
@@ -236,7 +283,11 @@ class _Reader:
                 self.summary.last_text = text
                 self.summary.result = text
         elif item_type == "error":
-            self.summary.errors.append(as_str(item.get("message")) or "error")
+            # An error *item* is a notice that does not stop the turn (unknown model metadata,
+            # the hook-trust bypass); a failure comes as an `error` event or `turn.failed`.
+            message = as_str(item.get("message"))
+            if message and message not in self.summary.warnings:
+                self.summary.warnings.append(message)
         elif item_type == "file_change":
             status = item.get("status")
             done = status in (None, "completed")
@@ -262,14 +313,57 @@ class _Reader:
                 self.summary.usage[key] = self.summary.usage.get(key, 0) + number
 
 
-def parse_stream(lines: StreamLines, workdir: Path) -> StreamSummary:
-    """What `codex exec --json` output says about the run."""
+def parse_stream(lines: StreamLines, workdir: Path, stderr: str = "") -> StreamSummary:
+    """What `codex exec --json` output (and, for refused calls, its stderr) says about the run."""
     reader = _Reader(workdir)
     for event in lines.events:
         reader.event(event)
     reader.summary.malformed = lines.malformed
     reader.summary.malformed_samples = lines.malformed_samples
+    reader.summary.refused = refusals(stderr, workdir)
     return reader.summary
+
+
+def unwrap_error(message: str | None) -> str | None:
+    """The message inside an API error body (`{"error": {"message": ...}}`), else as given."""
+    if not message or not message.lstrip().startswith("{"):
+        return message
+    try:
+        body = json.loads(message)
+    except ValueError:
+        return message
+    error = body.get("error") if isinstance(body, dict) else None
+    inner = error.get("message") if isinstance(error, dict) else None
+    if isinstance(inner, str) and inner:
+        return inner
+    return message
+
+
+_LOG_RECORD = re.compile(r"^\d{4}-\d\d-\d\dT\S+\s+[A-Z]+\s", re.MULTILINE)
+_BLOCKED = "Command blocked by PreToolUse hook: "
+_COMMAND = ". Command: "
+
+
+def refusals(stderr: str, workdir: Path) -> list[Refusal]:
+    """The calls a hook refused, from Codex's log lines on stderr (no JSON event says so)."""
+    found: list[Refusal] = []
+    starts = [m.start() for m in _LOG_RECORD.finditer(stderr)]
+    for begin, end in zip(starts, [*starts[1:], len(stderr)][: len(starts)], strict=True):
+        record = stderr[begin:end]
+        at = record.find(_BLOCKED)
+        if at < 0:
+            continue
+        text = record[at + len(_BLOCKED) :].strip()
+        split = text.rfind(_COMMAND)
+        reason, command = (text, "")
+        if split >= 0:
+            reason, command = text[:split], text[split + len(_COMMAND) :]
+        if command.lstrip().startswith("*** Begin Patch"):
+            paths = [tree_path(p, workdir) for p in patch_paths(command)]
+            found.append(Refusal("apply_patch", ", ".join(paths), reason.strip()))
+        else:
+            found.append(Refusal("Bash", command.strip(), reason.strip()))
+    return found
 
 
 # ---- doctor -----------------------------------------------------------------------------------

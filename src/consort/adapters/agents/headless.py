@@ -71,6 +71,15 @@ class ReportedEdit:
     detail: str | None = None
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A tool call Consort's guard refused before it ran."""
+
+    tool: str  # Write, Bash, apply_patch, ...
+    target: str  # the path, or the command
+    reason: str  # what the guard said
+
+
 @dataclass
 class StreamSummary:
     """What one attempt's stream said, whatever the CLI."""
@@ -88,6 +97,8 @@ class StreamSummary:
     edits: list[ReportedEdit] = field(default_factory=list)
     tool_calls: int = 0  # tool calls the agent made (any tool)
     errors: list[str] = field(default_factory=list)  # error texts the stream carried
+    warnings: list[str] = field(default_factory=list)  # notices that are not failures
+    refused: list[Refusal] = field(default_factory=list)  # calls the guard refused
     last_text: str | None = None  # the agent's last message, for error classification
     malformed: int = 0
     malformed_samples: list[str] = field(default_factory=list)
@@ -145,6 +156,9 @@ class AgentRecord:
     malformed_samples: list[str]
     guard: str
     attempts: list[AttemptRecord]
+    cli_version: str | None = None  # what `<cli> --version` said
+    refused: list[Refusal] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -154,9 +168,10 @@ class HeadlessCall:
     adapter: str  # "claude" / "codex"
     argv: tuple[str, ...]
     profile: CliProfile
-    parse: Callable[[StreamLines, Path], StreamSummary]
+    parse: Callable[[StreamLines, Path, str], StreamSummary]  # stdout, tree, stderr
     guard: str  # how protected writes are stopped before they happen, for the record
     model: str | None = None
+    version: str | None = None
 
 
 def run_headless(
@@ -185,7 +200,7 @@ def run_headless(
             stderr_path=turn_dir.stderr_path,
             limits=limits,
         )
-        summary = call.parse(read_jsonl(outcome.stdout_path), workdir)
+        summary = call.parse(read_jsonl(outcome.stdout_path), workdir, _text(outcome.stderr_path))
         kind, message = classify(summary, outcome, _tail(outcome.stderr_path), call.profile)
         stdout_name, stderr_name = turn_dir.stdout_path.name, turn_dir.stderr_path.name
         retrying = kind is FailureKind.TRANSIENT and number <= retry.retries
@@ -225,6 +240,9 @@ def run_headless(
         malformed_samples=summary.malformed_samples,
         guard=call.guard,
         attempts=attempts,
+        cli_version=call.version,
+        refused=summary.refused,
+        warnings=summary.warnings,
     )
     if kind is FailureKind.AUTH and summary.tool_calls == 0:
         problem = f"{call.profile.name} is not logged in, or its login expired ({message})"
@@ -266,7 +284,8 @@ def classify(
 
 def _failure_message(summary: StreamSummary, outcome: TurnOutcome, stderr_tail: str) -> str:
     if summary.is_error:
-        return _short(summary.result or summary.subtype or "an error")
+        text = (summary.errors[-1] if summary.errors else None) or summary.result or summary.subtype
+        return _short(text or "it reported an error without a message")
     if summary.errors:
         return _short(summary.errors[-1])
     if outcome.exit_code == 0:
@@ -322,7 +341,7 @@ def _not_installed(call: HeadlessCall, turn_dir: TurnDir, env: Mapping[str, str]
     atomic_write_text(turn_dir.stderr_path, f"consort: {problem}\n")
     record = AgentRecord(
         call.adapter, "not-installed", problem, call.model, None, None, None, {}, None, None,
-        [], 0, [], call.guard, [],
+        [], 0, [], call.guard, [], call.version,
     )  # fmt: skip
     write_record(turn_dir, record)
     raise UsageError(problem, fix=call.profile.install_hint)
@@ -340,14 +359,17 @@ def find_program(program: str, env: Mapping[str, str] | None = None) -> str | No
     return shutil.which(program, path=path)
 
 
-def program_version(program: str, env: Mapping[str, str] | None = None) -> str | None:
-    """The first line `program --version` prints, or None."""
+def program_version(
+    program: str | Sequence[str], env: Mapping[str, str] | None = None
+) -> str | None:
+    """The first line `program --version` prints, or None (`program` may be a command with
+    leading arguments)."""
     from consort.adapters import proc
     from consort.core.errors import ConsortError
 
     try:
         result = proc.run(
-            [program, "--version"],
+            [program, "--version"] if isinstance(program, str) else [*program, "--version"],
             env=None if env is None else dict(env),
             timeout=VERSION_TIMEOUT_S,
             check=False,
@@ -356,6 +378,18 @@ def program_version(program: str, env: Mapping[str, str] | None = None) -> str |
         return None
     lines = (result.stdout or result.stderr).strip().splitlines()
     return _short(lines[0]) if result.ok and lines else None
+
+
+MAX_STDERR_READ = 1_000_000
+
+
+def _text(path: Path) -> str:
+    """The start of a stderr file (a CLI's refusal notices are there), bounded."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(MAX_STDERR_READ).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _tail(path: Path) -> str:

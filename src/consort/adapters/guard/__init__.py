@@ -17,6 +17,10 @@ Exit 0 lets the call run; exit 2 refuses it, and the tool shows stderr (the reas
   what is and is not caught.
 - Codex's `apply_patch` (the patch text in `tool_input.command`) is refused when the patch
   touches such a path.
+- With `terminal_programs=False` (`consort guard --refuse-terminal-programs`, which the codex
+  adapter passes), a shell command that starts a program reading its commands from the
+  terminal (a bare `bash`, `python` without a script, a REPL, an editor) is refused: Codex
+  types into it with `write_stdin`, which runs no hook, so what it would do cannot be checked.
 - Every other tool (reads, searches, ...) is allowed.
 
 Without CONSORT_TASK in its environment the hook is not in a Consort turn and allows everything.
@@ -31,7 +35,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +43,7 @@ from typing import Any
 from consort.adapters.guard.inline import patch_paths
 from consort.adapters.guard.lexer import ShellSyntaxError
 from consort.adapters.guard.policy import Breach, GuardPolicy
-from consort.adapters.guard.shell import WriteTarget, write_targets
+from consort.adapters.guard.shell import WriteTarget, read_command
 
 ALLOW_EXIT = 0
 DENY_EXIT = 2
@@ -58,7 +62,9 @@ _ADVICE = (
     "turn and say why in your output; a person can approve an amendment."
 )
 
-__all__ = ["DENY_EXIT", "HOOK_MATCHER", "Decision", "GuardPolicy", "decide", "guard"]
+__all__ = [
+    "DENY_EXIT", "HOOK_MATCHER", "Decision", "GuardPolicy", "decide", "fail_closed", "guard"
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -74,9 +80,16 @@ class Decision:
 ALLOW = Decision(True)
 
 
-def guard(stdin_text: str, env: Mapping[str, str], tree: Path | None = None) -> Decision:
+def guard(
+    stdin_text: str,
+    env: Mapping[str, str],
+    tree: Path | None = None,
+    *,
+    terminal_programs: bool = True,
+) -> Decision:
     """The hook's whole decision: `stdin_text` is the hook JSON, `env` the hook's environment,
-    `tree` the turn's working tree (default: the hook's `cwd`)."""
+    `tree` the turn's working tree (default: the hook's `cwd`); `terminal_programs=False` refuses
+    commands that start a program reading commands from the terminal."""
     task_file = env.get(TASK_VARIABLE)
     if not task_file:
         return ALLOW  # not inside a Consort turn
@@ -91,7 +104,7 @@ def guard(stdin_text: str, env: Mapping[str, str], tree: Path | None = None) -> 
         policy = policy_for(task_path, tree or _tree_of(payload, env))
     except Exception as exc:  # fail closed on anything
         return _deny(f"cannot read this turn's task file {task_path}: {exc}")
-    return decide(payload, policy, env=env)
+    return decide(payload, policy, env=env, terminal_programs=terminal_programs)
 
 
 def policy_for(task_path: Path, tree: Path) -> GuardPolicy:
@@ -105,7 +118,11 @@ def policy_for(task_path: Path, tree: Path) -> GuardPolicy:
 
 
 def decide(
-    payload: Mapping[str, Any], policy: GuardPolicy, *, env: Mapping[str, str] | None = None
+    payload: Mapping[str, Any],
+    policy: GuardPolicy,
+    *,
+    env: Mapping[str, str] | None = None,
+    terminal_programs: bool = True,
 ) -> Decision:
     tool = str(payload.get("tool_name"))
     if tool not in PATH_KEYS and tool not in SHELL_TOOLS and tool not in PATCH_TOOLS:
@@ -123,7 +140,7 @@ def decide(
         return _deny(f"the {tool} call has no command; refusing, to be safe")
     if tool in PATCH_TOOLS:
         return _patch(command, cwd, policy)
-    return _bash(command, cwd, policy, env)
+    return _bash(command, cwd, policy, env, terminal_programs=terminal_programs)
 
 
 def _edit(tool: str, tool_input: Mapping[str, Any], cwd: Path, policy: GuardPolicy) -> Decision:
@@ -137,16 +154,31 @@ def _edit(tool: str, tool_input: Mapping[str, Any], cwd: Path, policy: GuardPoli
     return _deny(f"{tool} to {breach.path} refused: it is protected by {breach.rule}.")
 
 
-def _bash(command: str, cwd: Path, policy: GuardPolicy, env: Mapping[str, str] | None) -> Decision:
+def _bash(
+    command: str,
+    cwd: Path,
+    policy: GuardPolicy,
+    env: Mapping[str, str] | None,
+    *,
+    terminal_programs: bool,
+) -> Decision:
     try:
-        targets = write_targets(command, cwd, policy.tree, env)
+        reading = read_command(command, cwd, policy.tree, env)
     except ShellSyntaxError as exc:
         return _deny(
             f"cannot read this command ({exc}); a command the guard cannot read is refused"
         )
     except RecursionError:
         return _deny("this command nests too deeply to read; refusing, to be safe")
-    for target in targets:
+    if not terminal_programs and reading.terminal_readers:
+        program = reading.terminal_readers[0]
+        return Decision(
+            False,
+            f"consort guard: `{program}` refused: it starts an interactive program that reads "
+            "its commands from the terminal, and what is typed into it later is never checked. "
+            "Run each command as a call of its own (`bash -c '...'`, `python script.py`).",
+        )
+    for target in reading.targets:
         breach = policy.target_breach(target)
         if breach is not None:
             return _deny(_target_message(target, breach, policy.tree))
@@ -172,6 +204,18 @@ def _target_message(target: WriteTarget, breach: Breach, tree: Path) -> str:
 
 def _rule_text(breach: Breach) -> str:
     return breach.rule if breach.rule.startswith("it ") else f"protected by {breach.rule}"
+
+
+def fail_closed(argv: Sequence[str]) -> str:
+    """A shell command that runs `argv` as a hook and refuses the call when it fails: any exit
+    other than 0 (allow) or 2 (refuse) — a crash, an import error, a missing interpreter —
+    becomes a refusal. Codex lets a call through when its hook fails that way, and has no
+    setting to change it (a hook that times out is still let through: Codex's own limit)."""
+    script = (
+        '"$@"; status=$?; [ "$status" -eq 0 ] && exit 0; [ "$status" -eq 2 ] && exit 2; '
+        'echo "consort guard failed (exit $status); refusing, to be safe" >&2; exit 2'
+    )
+    return shlex.join(["sh", "-c", script, "consort-guard", *argv])
 
 
 def _deny(reason: str) -> Decision:

@@ -24,6 +24,11 @@ Caught (each a `WriteTarget`):
 - inline programs (`python -c`, `python - <<EOF`, `node -e`, `perl -e`, `ruby -e`) that call a
   file-writing API: every string literal in them that names a path (see `inline`).
 
+Also told (`CommandReading.terminal_readers`): the programs on the line that would read their
+commands from the terminal — a bare `bash` or `sh`, `python` or `node` with no script and no
+`-c`/`-e`, `-i`, a REPL such as `ipython` or `psql`, an editor. What is typed into them later
+(Codex's `write_stdin`) reaches no hook, so the guard refuses them where that is possible.
+
 Not caught: programs run from files (`python script.py`, `make`, `npm run`), variables whose value
 is not assigned on the same command line (`while read f`), paths computed at run time, a symbolic
 link made and written through in one command line, `tar -x`/`unzip`, `sed`'s `w` command, `awk`
@@ -75,9 +80,17 @@ class _Context:
     variables: dict[str, str]
     depth: int = 0
     loops: dict[str, list[str]] = field(default_factory=dict)  # for NAME in VALUES
+    terminal_readers: list[str] = field(default_factory=list)  # shared with every child
 
     def child(self) -> _Context:
-        return _Context(self.cwd, self.tree, dict(self.variables), self.depth + 1, dict(self.loops))
+        return _Context(
+            self.cwd,
+            self.tree,
+            dict(self.variables),
+            self.depth + 1,
+            dict(self.loops),
+            self.terminal_readers,
+        )
 
 
 @dataclass
@@ -100,15 +113,37 @@ class _Invocation:
     producer: tuple[str, ...] | None  # the expanded words of the command piped into this one
     label: str  # the command as written, shortened, for messages
 
+    @property
+    def has_stdin(self) -> bool:
+        """Whether its standard input is given on the line (not left to the terminal)."""
+        return (
+            self.stdin_text is not None or self.stdin_path is not None or self.producer is not None
+        )
+
+
+@dataclass(frozen=True)
+class CommandReading:
+    targets: list[WriteTarget]
+    terminal_readers: list[str]  # the commands that would read commands from the terminal
+
+
+def read_command(
+    command: str, cwd: Path, tree: Path, env: Mapping[str, str] | None = None
+) -> CommandReading:
+    """What `command`, run in `cwd`, would change, and which of its programs would wait for
+    commands typed on the terminal. Raises `ShellSyntaxError` when the line cannot be read."""
+    variables = {"HOME": (env or os.environ).get("HOME", str(Path.home())), "PWD": str(cwd)}
+    context = _Context(cwd, tree, variables)
+    targets = _script(tokenize(command), context)
+    return CommandReading(targets, list(dict.fromkeys(context.terminal_readers)))
+
 
 def write_targets(
     command: str, cwd: Path, tree: Path, env: Mapping[str, str] | None = None
 ) -> list[WriteTarget]:
     """Every path `command`, run in `cwd`, would change (as far as can be told without running
     it). Raises `ShellSyntaxError` when the line cannot be read."""
-    variables = {"HOME": (env or os.environ).get("HOME", str(Path.home())), "PWD": str(cwd)}
-    context = _Context(cwd, tree, variables)
-    return _script(tokenize(command), context)
+    return read_command(command, cwd, tree, env).targets
 
 
 def _script(tokens: Sequence[Token], context: _Context) -> list[WriteTarget]:
@@ -481,10 +516,14 @@ def _shell(call: _Invocation, context: _Context) -> list[WriteTarget]:
     for i, arg in enumerate(args):
         if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
             return _shell_text(args[i + 1], call, context) if i + 1 < len(args) else []
+        if arg.startswith("-") and not arg.startswith("--") and "i" in arg[1:]:
+            context.terminal_readers.append(call.label)
         if not arg.startswith("-"):
             return []  # bash script.sh: not read
     if call.stdin_text is not None:
         return _shell_text(call.stdin_text, call, context)
+    if not call.has_stdin:
+        context.terminal_readers.append(call.label)  # bare `bash`: reads what is typed
     return []
 
 
@@ -803,6 +842,9 @@ def _interpreter(family: str) -> Handler:
         args = call.args[1:]
         code, operands, runs_file = _interpreter_args(family, args)
         found: list[WriteTarget] = []
+        reads_program = code is None and not runs_file and operands in ([], ["-"])
+        if "-i" in args or (reads_program and not call.has_stdin):
+            context.terminal_readers.append(call.label)  # a REPL
         if family in ("perl", "ruby") and _has_flag(args, "i"):
             found += _targets(operands, call, context, "edit in place", recursive=False)
         if code is None and not runs_file and call.stdin_text is not None:
@@ -821,7 +863,44 @@ def _interpreter(family: str) -> Handler:
     return handler
 
 
+def _terminal_program(
+    batch_options: Iterable[str] = (), *, script: bool = False, edits: bool = False
+) -> Handler:
+    """A REPL or an editor: it reads commands from the terminal unless one of `batch_options`,
+    a script operand (`script`), or a here-document, a file or a pipe on its standard input gives
+    them. An editor's file operands are files it may change."""
+    batch = tuple(batch_options)
+
+    def handler(call: _Invocation, context: _Context) -> list[WriteTarget]:
+        args = call.args[1:]
+        operands = _operands(args)
+        given = call.has_stdin or (script and bool(operands))
+        given = given or any(arg.startswith(batch) for arg in args if batch)
+        if not given:
+            context.terminal_readers.append(call.label)
+        return _targets(operands, call, context, "edit", recursive=False) if edits else []
+
+    return handler
+
+
+_EDITORS = ("vi", "vim", "nvim", "view", "nano", "pico", "emacs", "micro", "joe", "mcedit")
+# name: (options that give it its commands, whether an operand is a script it runs instead)
+_REPLS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "ipython": (("-c", "-m"), True),
+    "irb": ((), True),
+    "pry": ((), True),
+    "lua": (("-e",), True),
+    "tclsh": ((), True),
+    "expect": (("-c", "-f"), True),
+    "psql": (("-c", "--command", "-f", "--file", "-l", "--list"), False),
+    "mysql": (("-e", "--execute"), False),
+    "gdb": (("-batch", "--batch", "-ex"), False),
+}
+
+
 _HANDLERS: dict[str, Handler] = {
+    **{name: _terminal_program(edits=True) for name in _EDITORS},
+    **{name: _terminal_program(opts, script=script) for name, (opts, script) in _REPLS.items()},
     "rm": _delete,
     "rmdir": _delete,
     "unlink": _delete,

@@ -47,10 +47,10 @@ def test_an_agent_file_has_front_matter_and_the_role_prompt(project: Project) ->
     fields = dict(line.split(": ", 1) for line in front.strip().splitlines())
     assert fields["name"] == "driver"
     assert "least code" in fields["description"]
-    assert fields["tools"] == "Read, Grep, Glob, Write, Edit, MultiEdit, Bash"
+    assert fields["tools"] == "Read, Write, Edit, Bash"
     assert body.strip() == "# Driver, our way\n\nBe brief."
     architect = (project.root / ".claude" / "agents" / "architect.md").read_text()
-    assert "tools: Read, Grep, Glob, Write\n" in architect  # design roles run nothing
+    assert "tools: Read, Write, Bash\n" in architect  # design roles search through Bash
     assert "# Architect" in architect  # the packaged prompt when the project has none
 
 
