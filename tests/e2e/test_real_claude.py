@@ -171,3 +171,18 @@ def test_every_tool_the_role_subagents_name_exists_in_this_version(
     )
     missing = subagent_tools() - set(init["tools"])
     assert missing == set(), f"{missing} are not tools of Claude Code {CLAUDE_VERSION}"
+
+
+def test_doctor_asks_the_cli_about_the_login_a_turn_will_have(
+    tmp_path: Path, claude: Path, model: ScriptedModel
+) -> None:
+    from consort.adapters.agents.claude import login_status
+
+    turn = RealTurn(tmp_path, model.url)
+    mine = dict(turn.parent_env)  # ANTHROPIC_API_KEY is set here ...
+    without_key = {k: v for k, v in turn.env.items() if k != "ANTHROPIC_API_KEY"}
+    text, logged_in = login_status(str(claude), mine, without_key)  # ... but not let through
+    assert logged_in is False
+    assert 'env_allow = ["ANTHROPIC_API_KEY"]' in text
+    text, logged_in = login_status(str(claude), mine, turn.env)
+    assert logged_in is True and "api_key" in text

@@ -11,10 +11,14 @@ import sys
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from consort import __version__
 from consort.adapters import proc
 from consort.core.errors import ConsortError, UsageError
+
+if TYPE_CHECKING:
+    from consort.core.project import Project
 
 
 class CheckState(StrEnum):
@@ -68,20 +72,22 @@ def checks(start: Path | None = None) -> list[Check]:
         found.append(Check("git", CheckState.FAIL, "not installed"))
     found += _postgres_checks()
     found += _orphan_checks()
-    found += _agent_checks()
+    found += _agent_checks(_project_or_none(start))
     found += _project_checks(start)
     return found
 
 
-def _agent_checks() -> list[Check]:
-    """The agent CLIs: installed?, version, logged in? (where credentials are, never what)."""
+def _agent_checks(project: Project | None = None) -> list[Check]:
+    """The agent CLIs: installed?, version, logged in as a turn sees it (never what the
+    credentials say), and whether the guard runs in a turn with that version."""
     from consort.adapters.agents import claude, codex
+    from consort.adapters.agents.config import AdapterKind, turn_env_preview
     from consort.adapters.agents.headless import find_program, program_version
 
     found: list[Check] = []
-    for name, install_hint, login_status in (
-        (claude.PROGRAM, claude.PROFILE.install_hint, claude.login_status),
-        (codex.PROGRAM, codex.PROFILE.install_hint, codex.login_status),
+    for kind, name, install_hint, login_status in (
+        (AdapterKind.CLAUDE, claude.PROGRAM, claude.PROFILE.install_hint, claude.login_status),
+        (AdapterKind.CODEX, codex.PROGRAM, codex.PROFILE.install_hint, codex.login_status),
     ):
         path = find_program(name)
         if path is None:
@@ -89,7 +95,11 @@ def _agent_checks() -> list[Check]:
             continue
         version = program_version(path) or "version unknown"
         found.append(Check(name, CheckState.INFO, f"{version} ({path})"))
-        text, logged_in = login_status(path)
+        try:
+            turn_env = turn_env_preview(kind, project)
+        except ConsortError:  # a broken [agents] table: the project checks say so
+            turn_env = turn_env_preview(kind, None)
+        text, logged_in = login_status(path, None, turn_env)
         state = (
             CheckState.INFO
             if logged_in is None
@@ -98,7 +108,21 @@ def _agent_checks() -> list[Check]:
             else CheckState.WARN
         )
         found.append(Check(f"{name} login", state, text))
+        found.append(_guard_check(kind, path, turn_env))
     return found
+
+
+def _guard_check(kind: object, path: str, turn_env: dict[str, str]) -> Check:
+    from consort.adapters.agents import codex
+    from consort.adapters.agents.config import AdapterKind
+
+    if kind is AdapterKind.CODEX:
+        features = codex.detect_features((path,), turn_env)
+        state = CheckState.OK if features.hooks else CheckState.WARN
+        return Check("codex guard", state, features.guard)
+    return Check(
+        "claude guard", CheckState.OK, "PreToolUse hook (blocks when it fails); post-turn diff"
+    )
 
 
 def _postgres_checks() -> list[Check]:
@@ -165,6 +189,15 @@ def _orphan_checks() -> list[Check]:
             + " (stop each with pg_ctl stop -D <folder>/data as user consort, then delete it)",
         )
     ]
+
+
+def _project_or_none(start: Path | None) -> Project | None:
+    from consort.core.project import find_project
+
+    try:
+        return find_project(start)
+    except ConsortError:
+        return None
 
 
 def _project_checks(start: Path | None) -> list[Check]:

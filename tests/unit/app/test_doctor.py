@@ -36,7 +36,9 @@ def test_installed_versions_and_logins_without_secrets(
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("CLAUDE_CODE_OAUTH_TOKEN", raising=False)
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-    monkeypatch.setenv("FAKE_CODEX_LOGIN", "apikey")  # its output shows part of a key
+    # Its output shows part of a key. Turns find the login in ~/.codex, as doctor asks.
+    (tmp_path / "home" / ".codex").mkdir(parents=True)
+    (tmp_path / "home" / ".codex" / "auth.json").write_text('{"mode": "apikey"}')
     found = checks_by_name(monkeypatch, f"{bin_dir}:/usr/bin:/bin")
 
     assert found["claude"] == (CheckState.INFO, f"2.0.0 (Claude Code) ({bin_dir / 'claude'})")

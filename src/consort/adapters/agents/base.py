@@ -72,6 +72,22 @@ def check_env_allow(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(allowed)
 
 
+def check_env_constants(constants: Mapping[str, str]) -> dict[str, str]:
+    """Validate the `env` table of constants every turn of an agent gets (a base URL, a proxy):
+    the same names are refused as in `env_allow`."""
+    check_env_allow(constants)
+    for name, value in constants.items():
+        if not isinstance(value, str) or "\0" in value:
+            raise UsageError(f"env: the value of {name} must be a string")
+    return dict(constants)
+
+
+def with_constants(env: Mapping[str, str], constants: Mapping[str, str]) -> dict[str, str]:
+    """A turn's environment with the agent's constants added; the protocol's own variables
+    (which `check_env_constants` keeps out of the constants) stay as Consort set them."""
+    return {**env, **constants}
+
+
 def build_agent_env(
     task_path: Path,
     role: Role,

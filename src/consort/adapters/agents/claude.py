@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from consort.adapters.agents.base import TurnOutcome
+from consort.adapters.agents.base import TurnOutcome, with_constants
 from consort.adapters.agents.command import Limits
 from consort.adapters.agents.headless import (
     CliProfile,
@@ -115,10 +115,12 @@ class ClaudeAdapter:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     project_root: Path | None = None  # where the role prompts live; None: Consort's own
     guard_command: tuple[str, ...] = (sys.executable, "-m", "consort", "guard")
+    env: Mapping[str, str] = field(default_factory=dict)  # constants for every turn
 
     def run(
         self, task: Task, turn_dir: TurnDir, workdir: Path, env: Mapping[str, str]
     ) -> TurnOutcome:
+        env = with_constants({RETRIES_VARIABLE: MAX_CLI_RETRIES, **env}, self.env)
         role_prompt = role_prompt_for(task, self.project_root)
         settings = turn_dir.path / SETTINGS_FILE
         content = self.settings(workdir, task, turn_dir, user_api_key_helper(env))
@@ -151,12 +153,11 @@ class ClaudeAdapter:
             self.model,
             version,
         )
-        turn_env = {RETRIES_VARIABLE: MAX_CLI_RETRIES, **env}
         return run_headless(
             call,
             turn_dir=turn_dir,
             workdir=workdir,
-            env=turn_env,
+            env=env,
             limits=self.limits,
             retry=self.retry,
         )
@@ -351,11 +352,55 @@ def parse_stream(lines: StreamLines, workdir: Path, stderr: str = "") -> StreamS
 # ---- doctor -----------------------------------------------------------------------------------
 
 
+def auth_status(program: str, env: Mapping[str, str]) -> dict[str, Any] | None:
+    """What `claude auth status --json` says in `env` (the reliable login check), or None when
+    this CLI cannot say."""
+    from consort.adapters import proc
+    from consort.core.errors import ConsortError
+
+    try:
+        result = proc.run(
+            [program, "auth", "status", "--json"], env=dict(env), timeout=30.0, check=False
+        )
+    except ConsortError:
+        return None
+    try:
+        data = json.loads(result.stdout)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) and "loggedIn" in data else None
+
+
+def _turn_login(
+    status: Mapping[str, Any], source: Mapping[str, str], turn_env: Mapping[str, str]
+) -> tuple[str, bool]:
+    if status.get("loggedIn") is True:
+        method = as_str(status.get("authMethod")) or "a login"
+        return f"logged in as a turn sees it ({method})", True
+    for name in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"):
+        if source.get(name) and name not in turn_env:
+            return (
+                f"turns are not logged in: {name} is set here but turns do not get it "
+                f'(add env_allow = ["{name}"] in consort.toml)',
+                False,
+            )
+    return f"turns are not logged in: {LOGIN_FIX}", False
+
+
 def login_status(
-    program: str = PROGRAM, env: Mapping[str, str] | None = None
+    program: str = PROGRAM,
+    env: Mapping[str, str] | None = None,
+    turn_env: Mapping[str, str] | None = None,
 ) -> tuple[str, bool | None]:
-    """(what to show, logged in?) — from where credentials are, never from what they say."""
+    """(what to show, logged in?) — never what the credentials say.
+
+    With `turn_env` (the environment a turn gets), the CLI is asked in that environment, so the
+    answer is the turn's: a key in Consort's environment that turns do not inherit is no login.
+    """
     source = os.environ if env is None else env
+    status = auth_status(program, turn_env) if turn_env is not None else None
+    if status is not None and turn_env is not None:
+        return _turn_login(status, source, turn_env)
     for name, what in (
         ("ANTHROPIC_API_KEY", "an API key"),
         ("CLAUDE_CODE_OAUTH_TOKEN", "a long-lived token"),

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from consort.adapters import proc
-from consort.adapters.agents.base import TurnOutcome
+from consort.adapters.agents.base import TurnOutcome, with_constants
 from consort.adapters.agents.command import Limits
 from consort.adapters.agents.headless import (
     CliProfile,
@@ -142,10 +142,12 @@ class CodexAdapter:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     project_root: Path | None = None
     guard_command: tuple[str, ...] = (sys.executable, "-m", "consort", "guard")
+    env: Mapping[str, str] = field(default_factory=dict)  # constants for every turn
 
     def run(
         self, task: Task, turn_dir: TurnDir, workdir: Path, env: Mapping[str, str]
     ) -> TurnOutcome:
+        env = with_constants(env, self.env)
         features = detect_features(self.command, env)
         role_prompt = role_prompt_for(task, self.project_root)
         # Codex has no separate system prompt on the command line: the role comes first.
@@ -369,9 +371,19 @@ def refusals(stderr: str, workdir: Path) -> list[Refusal]:
 # ---- doctor -----------------------------------------------------------------------------------
 
 
-def login_status(program: str, env: Mapping[str, str] | None = None) -> tuple[str, bool | None]:
+def login_status(
+    program: str,
+    env: Mapping[str, str] | None = None,
+    turn_env: Mapping[str, str] | None = None,
+) -> tuple[str, bool | None]:
     """(what to show, logged in?) from `codex login status`, without printing what it printed
-    (it may show part of a key)."""
+    (it may show part of a key). With `turn_env`, asked in the environment a turn gets; an API
+    key in it counts as a login, although `codex login status` says "Not logged in" then."""
+    if turn_env is not None:
+        env = turn_env
+        key = environment_key(turn_env)
+        if key is not None:
+            return f"an API key in the turn's environment ({key})", True
     try:
         result = proc.run(
             [program, "login", "status"],

@@ -15,11 +15,11 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from consort.adapters.agents.base import KillReason, TurnOutcome
+from consort.adapters.agents.base import KillReason, TurnOutcome, with_constants
 from consort.adapters.agents.task import Task, TurnDir
 
 DEFAULT_INACTIVITY_TIMEOUT_S = 600.0
@@ -40,6 +40,7 @@ class Limits:
 class CommandAdapter:
     argv: tuple[str, ...]
     limits: Limits = Limits()
+    env: Mapping[str, str] = field(default_factory=dict)  # constants for every turn
 
     def run(
         self, task: Task, turn_dir: TurnDir, workdir: Path, env: Mapping[str, str]
@@ -47,7 +48,7 @@ class CommandAdapter:
         return run_agent_process(
             self.argv,
             cwd=workdir,
-            env=env,
+            env=with_constants(env, self.env),
             stdout_path=turn_dir.stdout_path,
             stderr_path=turn_dir.stderr_path,
             limits=self.limits,

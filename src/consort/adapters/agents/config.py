@@ -8,6 +8,7 @@ command = ["python3", "agent.py"]   # settings here apply to every role ...
 inactivity_timeout = 600       # seconds without output or file change before a turn is killed
 wall_clock_timeout = 14400     # hard cap on a turn, in seconds
 env_allow = ["HTTPS_PROXY"]    # extra variables agents may inherit from Consort's environment
+env = { HTTPS_PROXY = "http://127.0.0.1:3128" }   # constants set in every turn's environment
 
 [agents.driver]                # ... and a role's own table overrides them
 adapter = "replay"             # command | replay | claude | codex
@@ -20,20 +21,26 @@ effort = "high"                # claude: --effort; codex: model_reasoning_effort
 retries = 2                    # claude/codex: further attempts after a transient API error
 retry_backoff = 15             # seconds before the first retry, doubled for each next one
 command = ["claude"]           # claude/codex: the program to run, if not the one on PATH
+env = { ANTHROPIC_BASE_URL = "https://gateway.example" }   # merged over [agents] env
 ```
+
+The claude adapter's turns also inherit CLAUDE_CONFIG_DIR, the codex adapter's CODEX_HOME, when
+Consort's environment sets them: they say where the CLI keeps its login, and are no secret.
+Neither `env_allow` nor `env` may name DATABASE_URL, a PG* variable or a CONSORT_* one.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from consort.adapters.agents.base import Adapter, check_env_allow
+from consort.adapters.agents.base import Adapter, check_env_allow, check_env_constants
 from consort.adapters.agents.command import (
     DEFAULT_INACTIVITY_TIMEOUT_S,
     DEFAULT_WALL_CLOCK_TIMEOUT_S,
@@ -57,6 +64,15 @@ class AdapterKind(StrEnum):
     CODEX = "codex"
 
 
+ENV_TABLE = "env"  # [agents] env = {...}: constants, not a role's table
+
+# Where each CLI keeps its configuration and login: locations, not secrets, inherited by turns.
+LOCATION_VARIABLES: Mapping[AdapterKind, tuple[str, ...]] = {
+    AdapterKind.CLAUDE: ("CLAUDE_CONFIG_DIR",),
+    AdapterKind.CODEX: ("CODEX_HOME",),
+}
+
+
 class _Settings(BaseModel):
     """Keys allowed both in [agents] (for every role) and in [agents.<role>]."""
 
@@ -67,6 +83,7 @@ class _Settings(BaseModel):
     inactivity_timeout: float | None = Field(default=None, gt=0)
     wall_clock_timeout: float | None = Field(default=None, gt=0)
     env_allow: list[str] | None = None
+    env: dict[str, str] | None = None
     model: str | None = Field(default=None, min_length=1)
     effort: str | None = Field(default=None, min_length=1)
     retries: int | None = Field(default=None, ge=0, le=10)
@@ -92,6 +109,7 @@ class AgentSettings:
     inactivity_timeout_s: float
     wall_clock_timeout_s: float
     env_allow: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)  # constants for every turn
     model: str | None = None  # claude, codex
     effort: str | None = None  # claude, codex
     retries: int = DEFAULT_RETRIES  # claude, codex: after transient API errors
@@ -119,9 +137,15 @@ class AgentsConfig:
             )
         where = f"[agents.{role}] adapter" if own.adapter else "[agents] default"
         directory = own.dir if own.dir is not None else shared.dir
+        kind = _adapter_kind(adapter_name, where)
+        allow = [
+            *LOCATION_VARIABLES.get(kind, ()),
+            *(shared.env_allow or ()),
+            *(own.env_allow or ()),
+        ]
         return AgentSettings(
             role=role,
-            adapter=_adapter_kind(adapter_name, where),
+            adapter=kind,
             command=tuple(c) if (c := own.command or shared.command) else None,
             replay_dir=None if directory is None else (root / directory).resolve(),
             inactivity_timeout_s=_first(
@@ -130,7 +154,8 @@ class AgentsConfig:
             wall_clock_timeout_s=_first(
                 own.wall_clock_timeout, shared.wall_clock_timeout, DEFAULT_WALL_CLOCK_TIMEOUT_S
             ),
-            env_allow=check_env_allow([*(shared.env_allow or ()), *(own.env_allow or ())]),
+            env_allow=check_env_allow(dict.fromkeys(allow)),
+            env=check_env_constants({**(shared.env or {}), **(own.env or {})}),
             model=own.model or shared.model,
             effort=own.effort or shared.effort,
             retries=next(
@@ -149,7 +174,7 @@ def parse_agents(raw: Mapping[str, object]) -> AgentsConfig:
     roles: dict[Role, _RoleTable] = {}
     role_names = {str(role) for role in Role}
     for key, value in raw.items():
-        if isinstance(value, Mapping):
+        if isinstance(value, Mapping) and key != ENV_TABLE:
             if key not in role_names:
                 raise UsageError(
                     f"{CONFIG_FILE}: [agents.{key}] names no role",
@@ -166,6 +191,8 @@ def parse_agents(raw: Mapping[str, object]) -> AgentsConfig:
         _adapter_kind(shared.default, "[agents] default")
     for allow in (shared.env_allow, *(table.env_allow for table in roles.values())):
         check_env_allow(allow or ())
+    for constants in (shared.env, *(table.env for table in roles.values())):
+        check_env_constants(constants or {})
     return AgentsConfig(shared, roles)
 
 
@@ -191,7 +218,7 @@ def make_adapter(settings: AgentSettings) -> Adapter:
             inactivity_s=settings.inactivity_timeout_s,
             wall_clock_s=settings.wall_clock_timeout_s,
         )
-        return CommandAdapter(settings.command, limits)
+        return CommandAdapter(settings.command, limits, dict(settings.env))
     # AdapterKind.REPLAY
     if settings.replay_dir is None:
         raise UsageError(
@@ -221,6 +248,7 @@ def _headless_adapter(settings: AgentSettings) -> Adapter:
             limits=limits,
             retry=retry,
             project_root=settings.root,
+            env=dict(settings.env),
         )
     return codex.CodexAdapter(
         command=settings.command or (codex.PROGRAM,),
@@ -229,6 +257,7 @@ def _headless_adapter(settings: AgentSettings) -> Adapter:
         limits=limits,
         retry=retry,
         project_root=settings.root,
+        env=dict(settings.env),
     )
 
 
@@ -256,3 +285,26 @@ def _validate(model: type[_Model], raw: Mapping[str, object], table: str) -> _Mo
 
 def _first(*values: float | None) -> float:
     return next(value for value in values if value is not None)
+
+
+def turn_env_preview(kind: AdapterKind, project: Project | None) -> dict[str, str]:
+    """The environment a turn of `kind` would get (less the task's own variables), for
+    `consort doctor`: from the project's settings of the first role using that adapter, else
+    from the defaults."""
+    from consort.adapters.agents.base import build_agent_env, with_constants
+    from consort.core.vocabulary import Step
+
+    allow: tuple[str, ...] = LOCATION_VARIABLES.get(kind, ())
+    constants: Mapping[str, str] = {}
+    if project is not None:
+        config = parse_agents(project.config.agents)
+        for role in Role:
+            try:
+                settings = config.settings(role, project.root)
+            except UsageError:
+                continue
+            if settings.adapter is kind:
+                allow, constants = settings.env_allow, settings.env
+                break
+    env = build_agent_env(Path(os.devnull), Role.DRIVER, Step.GREEN, allow=allow)
+    return with_constants(env, constants)

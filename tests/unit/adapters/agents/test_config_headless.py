@@ -79,3 +79,42 @@ command = ["/opt/codex/bin/codex"]
 def test_bad_settings_are_usage_errors(tmp_path: Path, toml: str, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         adapter_for(project_with(tmp_path, toml), Role.DRIVER)
+
+
+def test_the_clis_own_folders_are_inherited_and_env_constants_reach_the_adapters(
+    tmp_path: Path,
+) -> None:
+    project = project_with(
+        tmp_path,
+        """
+[agents]
+default = "claude"
+env = { HTTPS_PROXY = "http://127.0.0.1:3128", ANTHROPIC_BASE_URL = "http://a" }
+
+[agents.driver]
+adapter = "codex"
+env = { ANTHROPIC_BASE_URL = "http://b" }
+""",
+    )
+    claude_settings = agent_settings(project, Role.NAVIGATOR)
+    codex_settings = agent_settings(project, Role.DRIVER)
+    assert "CLAUDE_CONFIG_DIR" in claude_settings.env_allow
+    assert "CODEX_HOME" not in claude_settings.env_allow
+    assert "CODEX_HOME" in codex_settings.env_allow
+    assert dict(codex_settings.env) == {
+        "HTTPS_PROXY": "http://127.0.0.1:3128",
+        "ANTHROPIC_BASE_URL": "http://b",
+    }
+    claude = adapter_for(project, Role.NAVIGATOR)
+    codex = adapter_for(project, Role.DRIVER)
+    assert isinstance(claude, ClaudeAdapter) and claude.env["ANTHROPIC_BASE_URL"] == "http://a"
+    assert isinstance(codex, CodexAdapter) and codex.env["ANTHROPIC_BASE_URL"] == "http://b"
+
+
+@pytest.mark.parametrize("name", ["DATABASE_URL", "PGPASSWORD", "CONSORT_TASK"])
+def test_env_constants_cannot_set_the_protocols_or_the_databases_variables(
+    tmp_path: Path, name: str
+) -> None:
+    project = project_with(tmp_path, f'[agents]\ndefault = "claude"\nenv = {{ {name} = "x" }}\n')
+    with pytest.raises(UsageError, match=name):
+        agent_settings(project, Role.DRIVER)
