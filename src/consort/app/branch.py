@@ -2,18 +2,43 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from consort.adapters.db.branching import DbInfo, TemplateMode
-from consort.adapters.paired import BranchRow, PairedBranches
+from consort.adapters.db.branching import TemplateMode
+from consort.adapters.paired import BranchRow, PairedBranches, Pairing
 from consort.core.project import Project
 
 if TYPE_CHECKING:
     from consort.adapters.db.schema_diff import SchemaDiff
 
+__all__ = [
+    "BranchCreated",
+    "BranchDiff",
+    "BranchRow",
+    "Pairing",
+    "TemplateMode",
+    "create",
+    "delete",
+    "diff",
+    "gc",
+    "list_rows",
+    "switch",
+]
 
-def create(project: Project, name: str, parent: str | None, mode: TemplateMode) -> DbInfo:
-    return PairedBranches(project).create(name, parent, mode)
+
+@dataclass(frozen=True)
+class BranchCreated:
+    name: str
+    database: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"name": self.name, "database": self.database}
+
+
+def create(project: Project, name: str, parent: str | None, mode: TemplateMode) -> BranchCreated:
+    info = PairedBranches(project).create(name, parent, mode)
+    return BranchCreated(name, info.database)
 
 
 def list_rows(project: Project) -> list[BranchRow]:
@@ -29,13 +54,32 @@ def delete(project: Project, name: str, force: bool) -> None:
 
 
 def gc(project: Project) -> list[str]:
+    """The databases dropped."""
     return PairedBranches(project).gc()
 
 
-def diff(project: Project, name: str, against: str | None) -> tuple[str, SchemaDiff]:
+@dataclass(frozen=True)
+class BranchDiff:
+    base: str
+    branch: str
+    result: SchemaDiff
+
+    @property
+    def is_empty(self) -> bool:
+        return self.result.is_empty
+
+    def lines(self) -> list[str]:
+        return self.result.lines()
+
+    def as_json(self) -> dict[str, Any]:
+        return {"base": self.base, "branch": self.branch, **self.result.as_json()}
+
+
+def diff(project: Project, name: str, against: str | None) -> BranchDiff:
+    """How NAME's database schema differs from its parent's (or `against`'s)."""
     from consort.adapters.db.schema_diff import diff_databases
 
     paired = PairedBranches(project)
     base = against or paired.parent_of(name)
     result = diff_databases(paired.backend, paired.database_of(base), paired.database_of(name))
-    return base, result
+    return BranchDiff(base, name, result)

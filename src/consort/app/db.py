@@ -1,7 +1,8 @@
-"""`consort db start|stop|status|url`: the project's embedded database server."""
+"""`consort db start|stop|status|url|destroy`: the project's embedded database server."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from consort.adapters.db.backend import CLUSTER_FILE, ClusterRecord, EmbeddedBackend, open_backend
@@ -44,8 +45,28 @@ def _embedded(project: Project) -> EmbeddedBackend:
     return backend
 
 
-def start(project: Project, port: int | None = None) -> tuple[bool, ServerStatus]:
-    """Start the server (a no-op when it runs). `port` moves it: 0 picks a free port."""
+@dataclass(frozen=True)
+class StartOutcome:
+    started: bool  # False: it was running already
+    status: ServerStatus
+
+    def as_json(self) -> dict[str, object]:
+        return {"started": self.started, **self.status.as_json()}
+
+
+def start(project: Project, port: int | None = None) -> StartOutcome:
+    """Start the server (a no-op when it runs). `port` moves it (0 picks a free port), and the
+    checkout's .env follows it."""
+    started = _start(project, port)
+    if port is not None:
+        from consort.adapters.paired import PairedBranches
+
+        paired = PairedBranches(project)
+        paired.refresh_env(paired.git.current_branch())
+    return StartOutcome(started, status(project))
+
+
+def _start(project: Project, port: int | None) -> bool:
     backend = _embedded(project)
     with file_lock(project.db_dir / "server.lock"):
         if port is not None:
@@ -63,7 +84,7 @@ def start(project: Project, port: int | None = None) -> tuple[bool, ServerStatus
             from consort.adapters.db.branching import BranchDatabases
 
             BranchDatabases(backend).heal()
-    return started, status(project)
+    return started
 
 
 def stop(project: Project) -> bool:
@@ -72,14 +93,23 @@ def stop(project: Project) -> bool:
         return backend.cluster.stop()
 
 
-def destroy(project: Project) -> str:
+def destroy(project: Project, confirm: Callable[[str], bool] | None = None) -> str:
     """Stop the server and delete the project's cluster: every branch database is gone after.
+    `confirm` asks the person at the terminal first (None: they said yes already). Returns the
+    cluster's folder.
 
     The record (`.consort/db/cluster.json`) goes last, so an interruption leaves a project that
     `consort db destroy` can finish.
     """
     import shutil
 
+    if confirm is not None:
+        from consort.lanes.humans import has_terminal
+
+        if not has_terminal():
+            raise UsageError("deleting every database needs a confirmation", fix="--yes")
+        if not confirm(f"Delete every database of {project.root} (branches included)?"):
+            raise UsageError("nothing deleted")
     backend = _embedded(project)
     with file_lock(project.db_dir / "server.lock"):
         backend.cluster.stop()

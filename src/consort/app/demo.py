@@ -35,6 +35,15 @@ class DemoReport:
     seconds: dict[str, float] = field(default_factory=dict)
     facts: dict[str, int] = field(default_factory=dict)
 
+    def as_json(self) -> dict[str, object]:
+        return {
+            "root": str(self.root),
+            "code": int(self.code),
+            "message": self.message,
+            "seconds": self.seconds,
+            "facts": self.facts,
+        }
+
 
 def example_dir() -> Path:
     return Path(str(resources.files("consort") / "examples" / EXAMPLE))

@@ -201,7 +201,7 @@ def _project_or_none(start: Path | None) -> Project | None:
 
 
 def _project_checks(start: Path | None) -> list[Check]:
-    from consort.app import dbserver
+    from consort.app import db
     from consort.core.project import find_project
 
     try:
@@ -210,7 +210,7 @@ def _project_checks(start: Path | None) -> list[Check]:
         return [Check("project", CheckState.INFO, "not inside a Consort project")]
     result = [Check("project", CheckState.OK, str(project.root))]
     try:
-        status = dbserver.status(project)
+        status = db.status(project)
     except ConsortError as exc:
         return [*result, Check("database", CheckState.FAIL, str(exc))]
     result.append(Check("database backend", CheckState.INFO, status.backend.value))

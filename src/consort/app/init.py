@@ -36,6 +36,9 @@ class InitReport:
     done: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    def as_json(self) -> dict[str, object]:
+        return {"root": str(self.root), "done": self.done, "warnings": self.warnings}
+
 
 Step = Callable[[Project, InitReport], None]
 

@@ -90,6 +90,13 @@ def _stories(feature: FeatureState) -> list[StoryLine]:
     return lines
 
 
+def status(project: Project) -> StatusReport:
+    """Features, stories, escalations and branches, as the ledger and the files make them now."""
+    from consort.app.project import derived_state
+
+    return collect(project, derived_state(project))
+
+
 def collect(project: Project, state: State) -> StatusReport:
     report = StatusReport()
     for feature in state.features:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from consort.cli.kit import handled
+from consort.cli.kit import handled, project
 
 
 def register(group: click.Group) -> None:
@@ -37,7 +37,7 @@ def guard(tree: Path | None, refuse_terminal_programs: bool) -> None:
     the tool call, 2 to refuse it (the reason on stderr). Outside a turn it allows everything;
     inside one, input it cannot read is refused.
     """
-    from consort.adapters.guard import guard as decide
+    from consort.app.guard import decide
 
     try:
         decision = decide(
@@ -61,19 +61,18 @@ def guard(tree: Path | None, refuse_terminal_programs: bool) -> None:
 def update_agents(dry_run: bool, force: bool) -> None:
     """Refresh .claude/agents/<role>.md and the /plan /design /build /deploy commands from the
     role prompts, leaving files you changed alone (unless --force)."""
-    from consort.adapters.agents.claude_files import FileAction, sync
+    from consort.app.agents import FileChange, update_agents
     from consort.cli import ui
-    from consort.core.project import find_project
 
-    report = sync(find_project(), dry_run=dry_run, force=force)
+    report = update_agents(project(), dry_run=dry_run, force=force)
     verbs = {
-        FileAction.CREATE: "would create" if dry_run else "created",
-        FileAction.UPDATE: "would update" if dry_run else "updated",
-        FileAction.OVERWRITE: "would overwrite your" if dry_run else "overwrote your",
+        FileChange.CREATED: "would create" if dry_run else "created",
+        FileChange.UPDATED: "would update" if dry_run else "updated",
+        FileChange.OVERWRITTEN: "would overwrite your" if dry_run else "overwrote your",
     }
-    for planned in report.changed:
-        ui.done(f"{verbs[planned.action]} {planned.path}")
-    for planned in report.kept:
-        ui.warn(f"kept {planned.path}: you changed it (--force replaces it)")
+    for changed in report.changed:
+        ui.done(f"{verbs[changed.change]} {changed.path}")
+    for path in report.kept:
+        ui.warn(f"kept {path}: you changed it (--force replaces it)")
     if not report.changed:
         ui.say("the .claude/ files are up to date" + (" (but see above)" if report.kept else ""))

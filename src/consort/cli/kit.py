@@ -1,4 +1,4 @@
-"""Shared pieces for command modules' click commands (kept free of imports of cli.py)."""
+"""What every command module shares: the one error handler, and the project it works on."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ import os
 import sys
 from collections.abc import Callable
 from functools import wraps
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from consort.core.errors import ConsortError, ExitCode
+from consort.app.errors import ConsortError, ExitCode
+
+if TYPE_CHECKING:
+    from consort.app.project import Project
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEBUG_ENV = "CONSORT_DEBUG"
@@ -44,3 +47,15 @@ def handled(func: F) -> F:
             sys.exit(int(ExitCode.ERROR))
 
     return wrapper  # type: ignore[return-value]
+
+
+def project() -> Project:
+    """The project at or above the working directory."""
+    from consort.app.project import find_project
+
+    return find_project()
+
+
+def confirm(question: str) -> bool:
+    """Ask the person at the terminal; no is the default."""
+    return click.confirm(question, default=False)

@@ -6,12 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from consort.cli.kit import handled
+from consort.cli.kit import handled, project
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from consort.core.ledger import Event
+    from consort.app.log import LogEntry
 
 SUMMARY_WIDTH = 100
 
@@ -42,48 +40,21 @@ def log(
 
     If the ledger does not verify, shows what still parses, warns, and exits with code 4.
     """
+    from consort.app import log as api
     from consort.cli import ui
-    from consort.core.ledger import Ledger, LedgerCorrupt, ledger_path
-    from consort.core.project import find_project
 
-    report = Ledger(ledger_path(find_project().state_dir)).verify()
-    events = select(report.events, feature=feature, role=role, event_type=event_type)
-    if limit is not None:
-        events = events[-limit:]
+    report = api.read_log(project(), api.LogFilter(feature, role, event_type, limit))
     if as_json:
-        ui.print_json([event.as_json() for event in events])
-    elif events:
-        _print_table(events)
-    elif report.events:
+        ui.print_json(report.as_json())
+    elif report.entries:
+        _print_table(report.entries)
+    elif report.total:
         ui.say("no events match")
     else:
         ui.say("the ledger is empty")
-    if not report.ok:
-        for problem in report.problems:
-            ui.warn(f"ledger {problem}")
-        raise LedgerCorrupt(report.path, report.problems)
-
-
-def select(
-    events: Iterable[Event],
-    *,
-    feature: str | None = None,
-    role: str | None = None,
-    event_type: str | None = None,
-) -> list[Event]:
-    """The events that pass every filter given."""
-    family = event_type.rstrip(".") + "." if event_type else None
-    return [
-        event
-        for event in events
-        if (feature is None or event.subject == feature or event.subject.startswith(feature + "/"))
-        and (role is None or event.data.get("role") == role)
-        and (
-            event_type is None
-            or event.type.value == event_type
-            or (family is not None and event.type.value.startswith(family))
-        )
-    ]
+    for problem in report.problems:
+        ui.warn(f"ledger {problem}")
+    report.require_intact()
 
 
 def summary(data: dict[str, Any], width: int = SUMMARY_WIDTH) -> str:
@@ -99,7 +70,7 @@ def summary(data: dict[str, Any], width: int = SUMMARY_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _print_table(events: list[Event]) -> None:
+def _print_table(events: list[LogEntry]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -115,8 +86,8 @@ def _print_table(events: list[Event]) -> None:
         grid.add_row(
             str(event.seq),
             event.time.strftime("%m-%d %H:%M:%S"),
-            event.actor.value,
-            event.type.value,
+            event.actor,
+            event.type,
             escape(event.subject or "-"),
             escape(summary(event.data)),
         )

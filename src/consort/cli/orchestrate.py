@@ -1,27 +1,17 @@
-"""Commands of the orchestrator: intake, drive, next, status, approve, reject, retry, verify."""
+"""Commands of the orchestrator: intake, drive, next, status, and the human's decisions at gates
+(approve, reject, retry, amend)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from consort.cli.kit import handled
+from consort.cli.kit import confirm, handled, project
 
 LANES = ("design", "build", "deploy", "done")
 GATES = ("design", "story", "deploy", "promote")
-
-
-def _project() -> Any:
-    from consort.core.project import find_project
-
-    return find_project()
-
-
-def _confirm(text: str) -> bool:
-    return click.confirm(text, default=False)
 
 
 def register(group: click.Group) -> None:
@@ -32,7 +22,6 @@ def register(group: click.Group) -> None:
     group.add_command(approve)
     group.add_command(reject)
     group.add_command(retry)
-    group.add_command(verify)
     group.add_command(amend)
 
 
@@ -51,8 +40,8 @@ def register(group: click.Group) -> None:
 @handled
 def intake(kind: str, source: Path | None, title: str | None, user_facing: bool) -> None:
     """Record the product owner's words: the product overview, the NFRs, or a feature request."""
+    from consort.app import orchestrate as api
     from consort.cli import ui
-    from consort.lanes.intake import IntakeKind, record
 
     if source is not None:
         text = source.read_text(encoding="utf-8")
@@ -60,12 +49,14 @@ def intake(kind: str, source: Path | None, title: str | None, user_facing: bool)
         text = sys.stdin.read()
     else:
         text = click.edit(f"# {kind}: write it here, save and close\n") or ""
-    result = record(_project(), IntakeKind(kind), text, title=title, user_facing=user_facing)
-    if result.feature:
-        ui.done(f"recorded feature {result.feature} ({result.path})")
-        ui.say(f"next: `consort drive --feature {result.feature.split('-', 1)[0]}`")
+    outcome = api.intake(
+        project(), api.IntakeKind(kind), text, title=title, user_facing=user_facing
+    )
+    if outcome.feature:
+        ui.done(f"recorded feature {outcome.feature} ({outcome.path})")
+        ui.say(f"next: `{outcome.next_command}`")
     else:
-        ui.done(f"recorded the {kind} ({result.path})")
+        ui.done(f"recorded the {kind} ({outcome.path})")
 
 
 @click.command()
@@ -76,38 +67,25 @@ def intake(kind: str, source: Path | None, title: str | None, user_facing: bool)
 def drive(feature: str | None, until: str | None, max_steps: int | None) -> None:
     """Run the loop: derive the state, do the next action, record it; until a gate, an
     escalation, the end, or a bound. Safe to interrupt (Ctrl-C) and to re-run."""
+    from consort.app import orchestrate as api
+    from consort.app.errors import ExitCode
     from consort.cli import ui
-    from consort.core.errors import ExitCode
-    from consort.core.vocabulary import ActionKind, Lane
-    from consort.lanes.loop import drive as run
 
-    result = run(
-        _project(),
+    outcome = api.drive(
+        project(),
         feature=feature,
-        until=Lane(until) if until else None,
+        until=api.Lane(until) if until else None,
         max_steps=max_steps,
         progress=lambda line: ui.say(f"[dim]>[/dim] {line}"),
     )
-    last = result.last
-    prefix = f"{result.steps} step(s); "
-    if result.code is ExitCode.OK:
-        ui.done(prefix + result.message)
+    prefix = f"{outcome.steps} step(s); "
+    if outcome.code is ExitCode.OK:
+        ui.done(prefix + outcome.message)
     else:
-        ui.error(prefix + result.message)
-    if last is not None and last.command:
-        what = "approve with" if last.kind is ActionKind.AWAIT_GATE else "next"
-        ui.say(f"{what}: {last.command}")
-    sys.exit(int(result.code))
-
-
-def _state() -> Any:
-    from consort.core.derive import derive
-    from consort.core.ledger import Ledger, ledger_path
-
-    project = _project()
-    path = ledger_path(project.state_dir)
-    events = Ledger(path).read() if path.exists() else []
-    return project, derive(events, project.config, project.state_dir)
+        ui.error(prefix + outcome.message)
+    if outcome.next_command:
+        ui.say(f"{'approve with' if outcome.at_gate else 'next'}: {outcome.next_command}")
+    sys.exit(int(outcome.code))
 
 
 @click.command("next")
@@ -116,28 +94,14 @@ def _state() -> Any:
 @handled
 def next_(feature: str | None, as_json: bool) -> None:
     """Show the next action and why (changes nothing)."""
+    from consort.app import orchestrate as api
     from consort.cli import ui
-    from consort.core.machine import next_action
-    from consort.lanes.intake import resolve_feature
 
-    project, state = _state()
-    key = resolve_feature(project, feature, [f.id for f in state.features]) if feature else None
-    action = next_action(state, key)
+    action = api.next_action(project(), feature)
     if as_json:
-        ui.print_json(
-            {
-                "kind": action.kind.value,
-                "lane": action.lane.value,
-                "feature": action.feature,
-                "role": action.role.value if action.role else None,
-                "step": action.step.value if action.step else None,
-                "attempt": action.attempt,
-                "reason": action.reason,
-                "command": action.command,
-            }
-        )
+        ui.print_json(action.as_json())
         return
-    ui.say(f"[bold]{action.describe()}[/bold]  ({action.lane.value} lane)")
+    ui.say(f"[bold]{action.summary}[/bold]  ({action.lane} lane)")
     ui.say(f"why: {action.reason}")
     if action.command:
         ui.say(f"run: {action.command}")
@@ -148,11 +112,10 @@ def next_(feature: str | None, as_json: bool) -> None:
 @handled
 def status(as_json: bool) -> None:
     """Features, their artifacts and gates, escalations, and branches."""
-    from consort.app.status import collect
+    from consort.app.status import status as collect
     from consort.cli import ui
 
-    project, state = _state()
-    report = collect(project, state)
+    report = collect(project())
     if as_json:
         ui.print_json(report.as_json())
         return
@@ -169,13 +132,12 @@ def status(as_json: bool) -> None:
 def approve(gate: str, subject: str, note: str | None) -> None:
     """Approve GATE for SUBJECT (e.g. `consort approve design F1`). Binds to the hashes of the
     artifacts it covers: any later change re-opens the gate."""
+    from consort.app import orchestrate as api
     from consort.cli import ui
-    from consort.core.state import GateKind
-    from consort.lanes.gates import approve as run
 
-    event = run(_project(), GateKind(gate), subject, note, _confirm)
+    outcome = api.approve(project(), api.GateKind(gate), subject, note, confirm)
     ui.done(
-        f"{gate} gate of {event.subject} approved by the {event.actor.value} (event {event.seq})"
+        f"{gate} gate of {outcome.subject} approved by the {outcome.actor} (event {outcome.seq})"
     )
 
 
@@ -189,16 +151,13 @@ def approve(gate: str, subject: str, note: str | None) -> None:
 @handled
 def reject(gate: str, subject: str, note: str, artifact: str | None) -> None:
     """Reject GATE for SUBJECT with a note; the lane resumes from the artifact it names."""
+    from consort.app import orchestrate as api
     from consort.cli import ui
-    from consort.core.artifacts.registry import parse_kind
-    from consort.core.state import GateKind
-    from consort.lanes.gates import reject as run
 
-    kind = parse_kind(artifact) if artifact else None
-    event = run(_project(), GateKind(gate), subject, note, kind)
+    outcome = api.reject(project(), api.GateKind(gate), subject, note, artifact)
     ui.done(
-        f"{gate} gate of {event.subject} rejected: "
-        f"{event.data['artifact']} goes back (event {event.seq})"
+        f"{gate} gate of {outcome.subject} rejected: "
+        f"{outcome.artifact} goes back (event {outcome.seq})"
     )
 
 
@@ -208,33 +167,13 @@ def reject(gate: str, subject: str, note: str, artifact: str | None) -> None:
 @handled
 def retry(subject: str, note: str | None) -> None:
     """Resolve SUBJECT's escalation: its step gets fresh attempts, with your note as feedback."""
+    from consort.app import orchestrate as api
     from consort.cli import ui
-    from consort.lanes.gates import retry as run
 
-    event = run(_project(), subject, note)
+    outcome = api.retry(project(), subject, note)
     ui.done(
-        f"escalation of {event.subject} resolved; `consort drive` continues (event {event.seq})"
+        f"escalation of {outcome.subject} resolved; `consort drive` continues (event {outcome.seq})"
     )
-
-
-@click.command()
-@click.option("--json", "as_json", is_flag=True)
-@handled
-def verify(as_json: bool) -> None:
-    """Re-check the ledger's hash chain, every gate's hashes and the evidence; exit 0 or 4."""
-    from consort.cli import ui
-    from consort.core.errors import ExitCode
-    from consort.lanes.verify import verify as run
-
-    report = run(_project())
-    if as_json:
-        ui.print_json({"ok": report.ok, "holds": report.holds, "fails": report.fails})
-    else:
-        for line in report.holds:
-            ui.done(line)
-        for line in report.fails:
-            ui.error(line)
-    sys.exit(int(ExitCode.OK if report.ok else ExitCode.INTEGRITY))
 
 
 @click.command()
@@ -244,8 +183,10 @@ def verify(as_json: bool) -> None:
 def amend(subject: str, note: str) -> None:
     """Approve your own change to a cycle's test (e.g. `consort amend F1/S1/T3`): edit the test in
     the story's worktree first. Recorded with each file's before and after hashes."""
+    from consort.app import orchestrate as api
     from consort.cli import ui
-    from consort.lanes.gates import amend as run
 
-    event = run(_project(), subject, note, _confirm)
-    ui.done(f"amendment of {event.subject} recorded (event {event.seq}); `consort drive` continues")
+    outcome = api.amend(project(), subject, note, confirm)
+    ui.done(
+        f"amendment of {outcome.subject} recorded (event {outcome.seq}); `consort drive` continues"
+    )

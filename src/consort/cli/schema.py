@@ -32,17 +32,14 @@ def schema(name: str | None, list_kinds: bool) -> None:
     """
     import json
 
-    from consort.core.artifacts import ArtifactKind, json_schema, parse_kind
-    from consort.core.errors import UsageError
+    from consort.app import schema as api
+    from consort.app.errors import UsageError
 
     if list_kinds:
         if name is not None:
             raise UsageError("give either NAME or --list, not both")
-        for kind in ArtifactKind:
-            click.echo(kind.value)
+        for kind in api.kinds():
+            click.echo(kind)
         return
-    if name is None:
-        valid = ", ".join(kind.value for kind in ArtifactKind)
-        raise UsageError("which artifact? give its NAME", fix=f"use one of: {valid}")
     # Field order is kept (not sorted) so the schema reads in the order an author fills it in.
-    click.echo(json.dumps(json_schema(parse_kind(name)), indent=2, ensure_ascii=False))
+    click.echo(json.dumps(api.schema(name), indent=2, ensure_ascii=False))

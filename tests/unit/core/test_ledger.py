@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from consort.cli.log import select, summary
+from consort.app.log import select
+from consort.cli.log import summary
 from consort.cli.main import cli
 from consort.core.drive_lock import WriterBusy, hold_writer
 from consort.core.errors import ExitCode

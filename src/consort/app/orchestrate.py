@@ -1,0 +1,224 @@
+"""The orchestrator's commands: intake, drive, next, and the human's decisions at gates
+(approve, reject, retry, amend).
+
+The lanes are imported inside the functions: `consort next` needs none of them and starts fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from consort.core.errors import ExitCode
+from consort.core.project import Project
+from consort.core.state import GateKind
+from consort.core.vocabulary import ActionKind, Lane
+from consort.lanes.intake import IntakeKind
+
+if TYPE_CHECKING:
+    from consort.core.ledger import Event
+    from consort.core.machine import Action
+
+__all__ = [
+    "ActionKind",
+    "DecisionOutcome",
+    "DriveOutcome",
+    "GateKind",
+    "IntakeKind",
+    "IntakeOutcome",
+    "Lane",
+    "NextReport",
+    "amend",
+    "approve",
+    "drive",
+    "intake",
+    "next_action",
+    "reject",
+    "retry",
+]
+
+Confirm = Callable[[str], bool]
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class IntakeOutcome:
+    kind: str
+    path: Path
+    feature: str | None
+
+    @property
+    def next_command(self) -> str | None:
+        """What to run next for a recorded feature."""
+        if self.feature is None:
+            return None
+        return f"consort drive --feature {self.feature.split('-', 1)[0]}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": str(self.path), "feature": self.feature}
+
+
+def intake(
+    project: Project,
+    kind: IntakeKind,
+    text: str,
+    *,
+    title: str | None = None,
+    user_facing: bool = False,
+) -> IntakeOutcome:
+    """Record the product owner's words: the product overview, the NFRs, or a feature request."""
+    from consort.lanes.intake import record
+
+    result = record(project, kind, text, title=title, user_facing=user_facing)
+    return IntakeOutcome(result.kind.value, result.path, result.feature)
+
+
+@dataclass(frozen=True)
+class DriveOutcome:
+    code: ExitCode
+    steps: int
+    message: str
+    next_command: str | None  # what the human runs next, when the loop stopped for one
+    at_gate: bool  # the loop stopped at a gate: `next_command` approves it
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "code": int(self.code),
+            "steps": self.steps,
+            "message": self.message,
+            "next_command": self.next_command,
+            "at_gate": self.at_gate,
+        }
+
+
+def drive(
+    project: Project,
+    *,
+    feature: str | None = None,
+    until: Lane | None = None,
+    max_steps: int | None = None,
+    progress: Progress = lambda _line: None,
+) -> DriveOutcome:
+    """Run the loop until a gate, an escalation, the end, or a bound."""
+    from consort.lanes.loop import drive as run
+
+    result = run(project, feature=feature, until=until, max_steps=max_steps, progress=progress)
+    last = result.last
+    return DriveOutcome(
+        code=result.code,
+        steps=result.steps,
+        message=result.message,
+        next_command=last.command if last is not None else None,
+        at_gate=last is not None and last.kind is ActionKind.AWAIT_GATE,
+    )
+
+
+@dataclass(frozen=True)
+class NextReport:
+    """The next action and why; `summary` is its one-line description."""
+
+    kind: str
+    lane: str
+    feature: str | None
+    role: str | None
+    step: str | None
+    attempt: int
+    reason: str
+    command: str | None
+    summary: str
+
+    @classmethod
+    def of(cls, action: Action) -> NextReport:
+        return cls(
+            kind=action.kind.value,
+            lane=action.lane.value,
+            feature=action.feature,
+            role=action.role.value if action.role else None,
+            step=action.step.value if action.step else None,
+            attempt=action.attempt,
+            reason=action.reason,
+            command=action.command,
+            summary=action.describe(),
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        shown = asdict(self)
+        del shown["summary"]
+        return shown
+
+
+def next_action(project: Project, feature: str | None = None) -> NextReport:
+    """The next action for the project, or for one feature (F1 or its full name); reads only."""
+    from consort.app.project import derived_state
+    from consort.core.machine import next_action as decide
+
+    state = derived_state(project)
+    key = None
+    if feature:
+        from consort.lanes.intake import resolve_feature
+
+        key = resolve_feature(project, feature, [f.id for f in state.features])
+    return NextReport.of(decide(state, key))
+
+
+@dataclass(frozen=True)
+class DecisionOutcome:
+    """A decision the human made, as the ledger recorded it."""
+
+    seq: int
+    type: str
+    actor: str
+    subject: str
+    artifact: str | None = None  # for a rejection: the artifact that goes back
+
+    @classmethod
+    def of(cls, event: Event) -> DecisionOutcome:
+        record = event.as_json()
+        data = record["data"]
+        artifact = data.get("artifact") if isinstance(data, dict) else None
+        return cls(
+            seq=record["seq"],
+            type=record["type"],
+            actor=record["actor"],
+            subject=record["subject"],
+            artifact=str(artifact) if artifact is not None else None,
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def approve(
+    project: Project, gate: GateKind, subject: str, note: str | None, confirm: Confirm
+) -> DecisionOutcome:
+    """Approve a gate; binds to the hashes of the artifacts it covers."""
+    from consort.lanes.gates import approve as run
+
+    return DecisionOutcome.of(run(project, gate, subject, note, confirm))
+
+
+def reject(
+    project: Project, gate: GateKind, subject: str, note: str, artifact: str | None = None
+) -> DecisionOutcome:
+    """Reject a gate with a note; `artifact` names what goes back (default: what the note names)."""
+    from consort.core.artifacts.registry import parse_kind
+    from consort.lanes.gates import reject as run
+
+    kind = parse_kind(artifact) if artifact else None
+    return DecisionOutcome.of(run(project, gate, subject, note, kind))
+
+
+def retry(project: Project, subject: str, note: str | None) -> DecisionOutcome:
+    """Resolve an escalation: the step gets fresh attempts, with the note as feedback."""
+    from consort.lanes.gates import retry as run
+
+    return DecisionOutcome.of(run(project, subject, note))
+
+
+def amend(project: Project, subject: str, note: str, confirm: Confirm) -> DecisionOutcome:
+    """Approve the human's own change to a cycle's test."""
+    from consort.lanes.gates import amend as run
+
+    return DecisionOutcome.of(run(project, subject, note, confirm))
