@@ -17,10 +17,17 @@ class GuardDecision:
         return {"allowed": self.allowed, "reason": self.reason, "exit_code": self.exit_code}
 
 
-def decide(hook_input: str, env: Mapping[str, str], tree: Path | None = None) -> GuardDecision:
+def decide(
+    hook_input: str,
+    env: Mapping[str, str],
+    tree: Path | None = None,
+    *,
+    terminal_programs: bool = True,
+) -> GuardDecision:
     """Allow or refuse the tool call described by the hook's JSON input, for the turn named by
-    `env` ($CONSORT_TASK); `tree` is the turn's working tree (default: the hook's cwd)."""
+    `env` ($CONSORT_TASK); `tree` is the turn's working tree (default: the hook's cwd).
+    `terminal_programs=False` also refuses commands that start an interactive program."""
     from consort.adapters.guard import guard
 
-    decision = guard(hook_input, env, tree)
+    decision = guard(hook_input, env, tree, terminal_programs=terminal_programs)
     return GuardDecision(decision.allowed, decision.reason, decision.exit_code)
