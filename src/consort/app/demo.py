@@ -130,25 +130,29 @@ def facts(project: Project) -> dict[str, int]:
     from consort.adapters.paired import PairedBranches
     from consort.adapters.vcs import Git
     from consort.core.ledger import EventType, Ledger, ledger_path
+    from consort.core.ledger.events import FeaturePromoted, RefactorVerified
 
     events = Ledger(ledger_path(project.state_dir)).read()
 
     def count(kind: EventType) -> int:
         return sum(1 for e in events if e.type is kind)
 
-    promoted = next((e for e in reversed(events) if e.type is EventType.FEATURE_PROMOTED), None)
+    promoted = next(
+        (FeaturePromoted.of(e) for e in reversed(events) if e.type is EventType.FEATURE_PROMOTED),
+        None,
+    )
     runs = project.state_dir / "runs"
     remaining = [row.name for row in PairedBranches(project).rows() if row.database]
     return {
         "stories": count(EventType.STORY_MERGED),
         "cycles": count(EventType.RED_VERIFIED),
         "commits": int(Git(project.root).out("rev-list", "--count", "HEAD")),
-        "tests": len(promoted.data["run"]["passing"]) if promoted else 0,
+        "tests": len(promoted.run.passing) if promoted and promoted.run else 0,
         "repairs": count(EventType.GREEN_FAILED),
         "refactors": sum(
             1
             for e in events
-            if e.type is EventType.REFACTOR_VERIFIED and not e.data.get("unchanged")
+            if e.type is EventType.REFACTOR_VERIFIED and not RefactorVerified.of(e).unchanged
         ),
         "violations": count(EventType.VIOLATION_RECORDED),
         "branch databases": count(EventType.BRANCH_CREATED),

@@ -140,13 +140,14 @@ def step_claude_files(project: Project, report: InitReport) -> None:
 
 def step_ledger(project: Project, report: InitReport) -> None:
     from consort import __version__
-    from consort.core.ledger import Actor, EventType, Ledger, ledger_path
+    from consort.core.ledger import Actor, Ledger, ledger_path
+    from consort.core.ledger.events import ProjectInitialised
 
     path = ledger_path(project.state_dir)
     if path.exists():
         return
-    Ledger.open_for_writing(path).append(
-        EventType.PROJECT_INITIALISED, Actor.HUMAN, "project", {"consort": __version__}
+    Ledger.open_for_writing(path).record(
+        ProjectInitialised(consort=__version__), Actor.HUMAN, "project"
     )
     report.done.append(f"started the ledger ({STATE_DIR}/ledger.jsonl)")
 

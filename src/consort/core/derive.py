@@ -7,15 +7,24 @@ edit and a drifted approval are all told apart here, without writing anything.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from consort.core.artifacts._base import ArtifactModel
 from consort.core.artifacts.registry import ArtifactKind, default_filename
 from consort.core.config import Config
 from consort.core.ledger import Event, EventType
+from consort.core.ledger.events import (
+    ArtifactAccepted,
+    EscalationRaised,
+    EscalationResolved,
+    FeatureCreated,
+    GateApproved,
+    GateRejected,
+    TurnFailed,
+)
 from consort.core.state import (
     DESIGN_STEPS,
     ArtifactCondition,
@@ -100,38 +109,26 @@ class _Tally:
     gate: GateState = field(default_factory=lambda: GateState(GateKind.DESIGN))
 
 
-def _kind(data: Mapping[str, Any], key: str = "kind") -> ArtifactKind | None:
-    try:
-        return ArtifactKind(str(data.get(key)))
-    except ValueError:
-        return None
-
-
-def _step(data: Mapping[str, Any]) -> Step | None:
-    try:
-        return Step(str(data.get("step")))
-    except ValueError:
-        return None
-
-
 def _on_feature_created(tally: _Tally, event: Event) -> None:
-    tally.title = str(event.data.get("title", ""))
-    tally.user_facing = bool(event.data.get("user_facing", False))
+    created = FeatureCreated.of(event)
+    tally.title = created.title
+    tally.user_facing = created.user_facing
 
 
 def _on_turn_failed(tally: _Tally, event: Event) -> None:
-    step = _step(event.data)
-    if step is not None:
-        tally.failures[step] = tally.failures.get(step, 0) + 1
-        tally.feedback[step] = str(event.data.get("feedback", ""))
+    failed = TurnFailed.of(event)
+    if failed.step is not None:
+        tally.failures[failed.step] = tally.failures.get(failed.step, 0) + 1
+        tally.feedback[failed.step] = failed.feedback
 
 
 def _on_artifact_accepted(tally: _Tally, event: Event) -> None:
-    artifact = _kind(event.data)
+    accepted = ArtifactAccepted.of(event)
+    artifact = accepted.kind
     if artifact is None:
         return
-    digest = str(event.data["hash"])
-    tally.accepted[artifact] = (digest, event.data.get("turn"))
+    digest = str(accepted.hash)
+    tally.accepted[artifact] = (digest, accepted.turn)
     tally.history.setdefault(artifact, set()).add(digest)
     tally.redo.pop(artifact, None)
     if artifact in {s.artifact for s in DESIGN_STEPS}:
@@ -141,34 +138,30 @@ def _on_artifact_accepted(tally: _Tally, event: Event) -> None:
 
 
 def _on_escalation_raised(tally: _Tally, event: Event) -> None:
-    step = _step(event.data)
-    if step is not None:
+    raised = EscalationRaised.of(event)
+    if raised.step is not None:
         tally.escalation = Escalation(
-            step,
-            str(event.data.get("reason", "")),
-            event.seq,
-            story=event.data.get("story"),
-            item=event.data.get("item"),
+            raised.step, raised.reason, event.seq, story=raised.story, item=raised.item
         )
 
 
 def _on_escalation_resolved(tally: _Tally, event: Event) -> None:
-    step = _step(event.data)
+    resolved = EscalationResolved.of(event)
     tally.escalation = None
-    if step is not None:
-        tally.failures.pop(step, None)
-        note = event.data.get("note")
-        if note:
-            tally.feedback[step] = f"The product owner says: {note}"
+    if resolved.step is not None:
+        tally.failures.pop(resolved.step, None)
+        if resolved.note:
+            tally.feedback[resolved.step] = f"The product owner says: {resolved.note}"
 
 
 def _on_gate_approved(tally: _Tally, event: Event) -> None:
-    if event.data.get("gate") != GateKind.DESIGN.value:
+    approved = GateApproved.of(event)
+    if approved.gate is not GateKind.DESIGN:
         return
     tally.gate = GateState(
         GateKind.DESIGN,
         GateStatus.APPROVED,
-        approved_hashes=dict(event.data.get("hashes", {})),
+        approved_hashes=dict(approved.hashes),
         actor=event.actor.value,
         seq=event.seq,
     )
@@ -176,13 +169,14 @@ def _on_gate_approved(tally: _Tally, event: Event) -> None:
 
 def _on_gate_rejected(tally: _Tally, event: Event) -> None:
     """A rejection sends its artifact, and every artifact built on it, back for a redo."""
-    if event.data.get("gate") != GateKind.DESIGN.value:
+    rejected = GateRejected.of(event)
+    if rejected.gate is not GateKind.DESIGN:
         return
     tally.gate = GateState(
         GateKind.DESIGN, GateStatus.REJECTED, actor=event.actor.value, seq=event.seq
     )
-    target = _kind(event.data, "artifact") or ArtifactKind.FEATURE_SPEC
-    note = str(event.data.get("note", ""))
+    target = rejected.artifact or ArtifactKind.FEATURE_SPEC
+    note = rejected.note
     order = [s.artifact for s in DESIGN_STEPS]
     if target not in order:
         return

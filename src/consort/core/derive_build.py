@@ -7,14 +7,33 @@ test-list items in the list's order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from consort.core.artifacts.spec import FeatureSpec
 from consort.core.artifacts.test_list import TestList
 from consort.core.ledger import Event, EventType
+from consort.core.ledger.events import (
+    AmendmentApproved,
+    BranchCreated,
+    DeployVerified,
+    EscalationRaised,
+    EscalationResolved,
+    EventPayload,
+    FeaturePromoted,
+    GateApproved,
+    GateRejected,
+    GreenVerified,
+    RedVerified,
+    RefactorVerified,
+    ReviewRecorded,
+    RunRecord,
+    StepFailed,
+    StoryMerged,
+    TurnFailed,
+)
 from consort.core.state import BuildState, GateStatus, ItemStage, ItemState, StoryState
+from consort.core.vocabulary import GateKind, Verdict
 
 FEATURE_BRANCH_PREFIX = "feature/"
 STORY_BRANCH_PREFIX = "story/"
@@ -63,9 +82,12 @@ class _Story:
     items: dict[str, _Item] = field(default_factory=dict)
 
 
-def _run_tests(data: dict[str, Any], key: str) -> tuple[str, ...]:
-    run = data.get("run") or {}
-    return tuple(str(t) for t in run.get(key, ()))
+def _passing(run: RunRecord | None) -> tuple[str, ...]:
+    return tuple(run.passing) if run is not None else ()
+
+
+def _tests(run: RunRecord | None) -> tuple[str, ...]:
+    return tuple(run.tests) if run is not None else ()
 
 
 def derive_build(
@@ -78,26 +100,31 @@ def derive_build(
     stories: dict[str, _Story] = {s.key: _Story() for s in spec.stories}
     for event in events:
         parts = event.subject.split("/")
-        data = event.data
-        if event.type is EventType.BRANCH_CREATED and len(parts) == 1:
+        payload = event.payload
+        if isinstance(payload, BranchCreated) and len(parts) == 1:
             created = True
-            database = data.get("database")
-            base_branch = data.get("base")
+            database = payload.database
+            base_branch = payload.base
             continue
         if len(parts) == 1 and event.type in _LANE_EVENTS:
-            lanes[_LANE_EVENTS[event.type](data)] = True
+            lanes[_lane_flag(payload)] = True
             continue
-        if len(parts) == 1 and data.get("story") and data.get("item"):
+        if (
+            len(parts) == 1
+            and isinstance(payload, EscalationRaised | EscalationResolved)
+            and payload.story
+            and payload.item
+        ):
             # Escalations are the feature's (they stop it), but name the cycle they concern.
-            parts = [parts[0], str(data["story"]), str(data["item"])]
+            parts = [parts[0], payload.story, payload.item]
         if len(parts) < 2 or parts[1] not in stories:
             continue
         story = stories[parts[1]]
         if len(parts) == 2:
-            _fold_story(story, event)
+            _fold_story(story, event.actor.value, payload)
             continue
         item = story.items.setdefault(parts[2], _Item())
-        _fold_item(item, event)
+        _fold_item(item, payload)
     return BuildState(
         feature_branch=feature_branch(feature),
         base_branch=base_branch,
@@ -113,76 +140,75 @@ def derive_build(
     )
 
 
-def _gate_flag(data: dict[str, Any]) -> str:
-    return f"{data.get('gate')}-gate"
-
-
-# Feature-level events of the deploy and promote lanes, and the flag each one sets.
-_LANE_EVENTS: dict[EventType, Callable[[dict[str, Any]], str]] = {
-    EventType.DEPLOY_VERIFIED: lambda _data: "deployed",
-    EventType.GATE_APPROVED: _gate_flag,
-    EventType.FEATURE_PROMOTED: lambda _data: "promoted",
-}
-
-
-def _fold_story(story: _Story, event: Event) -> None:
-    data = event.data
-    if event.type is EventType.BRANCH_CREATED:
-        story.created = True
-        story.database = data.get("database")
-        story.worktree = data.get("worktree")
-        story.base_commit = data.get("base_commit")
-        story.baseline = _run_tests(data, "passing")
-    elif event.type is EventType.GATE_APPROVED and data.get("gate") == "story":
-        story.gate = GateStatus.APPROVED
-        story.gate_actor = event.actor.value
-    elif event.type is EventType.GATE_REJECTED and data.get("gate") == "story":
-        story.gate = GateStatus.REJECTED
-        story.gate_actor = event.actor.value
-    elif event.type is EventType.STORY_MERGED:
-        story.merged = True
-
-
-# A failed attempt at the item's current stage (TURN_FAILED: a review whose verdict did not
-# validate; RED/GREEN/REFACTOR failures carry the runner's reasons).
-_ITEM_FAILURES = frozenset(
-    {EventType.RED_FAILED, EventType.GREEN_FAILED, EventType.REFACTOR_FAILED, EventType.TURN_FAILED}
+# Feature-level events of the deploy and promote lanes set a flag each.
+_LANE_EVENTS = frozenset(
+    {EventType.DEPLOY_VERIFIED, EventType.GATE_APPROVED, EventType.FEATURE_PROMOTED}
 )
 
 
-def _fold_item(item: _Item, event: Event) -> None:
-    data = event.data
-    kind = event.type
-    if kind is EventType.RED_VERIFIED:
-        item.red_commit = data["commit"]
-        item.red_tests = _run_tests(data, "tests")
-        item.passing = _run_tests(data, "passing")
-        item.advance(ItemStage.GREEN)
-    elif kind is EventType.AMENDMENT_APPROVED:
-        # The product owner changed the test: GREEN now starts from (and must keep) that commit.
-        item.red_commit = data["commit"]
-        item.failures = 0
-        item.feedback = f"The product owner amended the test: {data.get('note', '')}"
-    elif kind is EventType.GREEN_VERIFIED:
-        item.green_commit = data["commit"]
-        item.passing = _run_tests(data, "passing")
-        item.advance(ItemStage.REVIEW)
-    elif kind is EventType.REVIEW_RECORDED:
-        item.review_reasons = tuple(str(r) for r in data.get("reasons", ()))
-        verdict = data.get("verdict")
-        item.advance(ItemStage.REFACTOR if verdict == "refactor" else ItemStage.DONE)
-        if verdict == "refactor":
-            item.feedback = "The review asks you to refactor: " + "; ".join(item.review_reasons)
-    elif kind is EventType.REFACTOR_VERIFIED:
-        item.refactor_commit = data["commit"]
-        item.passing = _run_tests(data, "passing") or item.passing
-        item.advance(ItemStage.DONE)
-    elif kind in _ITEM_FAILURES:
-        item.fail(str(data.get("feedback", "")))
-    elif kind is EventType.ESCALATION_RESOLVED:
-        item.failures = 0
-        note = data.get("note")
-        item.feedback = f"The product owner says: {note}" if note else item.feedback
+def _lane_flag(payload: EventPayload) -> str:
+    match payload:
+        case DeployVerified():
+            return "deployed"
+        case GateApproved(gate=gate):
+            return f"{gate.value if gate else None}-gate"
+        case FeaturePromoted():
+            return "promoted"
+    raise TypeError(f"not a lane event: {payload.event_type.value}")
+
+
+def _fold_story(story: _Story, actor: str, payload: EventPayload) -> None:
+    match payload:
+        case BranchCreated():
+            story.created = True
+            story.database = payload.database
+            story.worktree = payload.worktree
+            story.base_commit = payload.base_commit
+            story.baseline = _passing(payload.run)
+        case GateApproved(gate=GateKind.STORY):
+            story.gate = GateStatus.APPROVED
+            story.gate_actor = actor
+        case GateRejected(gate=GateKind.STORY):
+            story.gate = GateStatus.REJECTED
+            story.gate_actor = actor
+        case StoryMerged():
+            story.merged = True
+
+
+def _fold_item(item: _Item, payload: EventPayload) -> None:
+    match payload:
+        case RedVerified():
+            item.red_commit = payload.commit
+            item.red_tests = _tests(payload.run)
+            item.passing = _passing(payload.run)
+            item.advance(ItemStage.GREEN)
+        case AmendmentApproved():
+            # The product owner changed the test: GREEN now starts from (and must keep) it.
+            item.red_commit = payload.commit
+            item.failures = 0
+            item.feedback = f"The product owner amended the test: {payload.note}"
+        case GreenVerified():
+            item.green_commit = payload.commit
+            item.passing = _passing(payload.run)
+            item.advance(ItemStage.REVIEW)
+        case ReviewRecorded():
+            item.review_reasons = tuple(payload.reasons)
+            refactor = payload.verdict is Verdict.REFACTOR
+            item.advance(ItemStage.REFACTOR if refactor else ItemStage.DONE)
+            if refactor:
+                item.feedback = "The review asks you to refactor: " + "; ".join(item.review_reasons)
+        case RefactorVerified():
+            item.refactor_commit = payload.commit
+            item.passing = _passing(payload.run) or item.passing
+            item.advance(ItemStage.DONE)
+        # A failed attempt at the item's current stage (TurnFailed: a review whose verdict did
+        # not validate; RED/GREEN/REFACTOR failures carry the runner's reasons).
+        case StepFailed() | TurnFailed():
+            item.fail(payload.feedback)
+        case EscalationResolved():
+            item.failures = 0
+            if payload.note:
+                item.feedback = f"The product owner says: {payload.note}"
 
 
 def _story_state(

@@ -18,7 +18,16 @@ from consort.core.config import GateMode
 from consort.core.derive import artifact_path, derive
 from consort.core.drive_lock import hold_writer
 from consort.core.errors import ConsortError, UsageError
-from consort.core.ledger import Actor, Event, EventType, Ledger, ledger_path
+from consort.core.ledger import Actor, Event, Ledger, ledger_path
+from consort.core.ledger.events import (
+    AmendmentApproved,
+    ArtifactAccepted,
+    ArtifactSource,
+    EscalationResolved,
+    FileChange,
+    GateApproved,
+    GateRejected,
+)
 from consort.core.project import Project
 from consort.core.state import ArtifactCondition, FeatureState, GateKind, GateStatus, State
 from consort.lanes.humans import has_terminal, refuse_agent
@@ -82,9 +91,7 @@ def _approve_release(
             fix="see `consort next`",
         )
     actor = _confirm_or_proxy(project, f"Approve the {gate.value} of {feature.id}?", confirm)
-    return ledger.append(
-        EventType.GATE_APPROVED, actor, feature.id, {"gate": gate.value, "note": note}
-    )
+    return ledger.record(GateApproved(gate=gate, note=note), actor, feature.id)
 
 
 def _confirm_or_proxy(project: Project, question: str, confirm: Confirm) -> Actor:
@@ -128,11 +135,8 @@ def _approve_story(
             + (f" (unfinished: {', '.join(unfinished)})" if unfinished else " (already merged)")
         )
     actor = _confirm_or_proxy(project, f"Accept story {story.key} of {feature.id}?", confirm)
-    return ledger.append(
-        EventType.GATE_APPROVED,
-        actor,
-        f"{feature.id}/{story.key}",
-        {"gate": GateKind.STORY.value, "note": note},
+    return ledger.record(
+        GateApproved(gate=GateKind.STORY, note=note), actor, f"{feature.id}/{story.key}"
     )
 
 
@@ -162,17 +166,16 @@ def _record_hand_edits(ledger: Ledger, feature: FeatureState, actor: Actor) -> N
         if artifact.condition is ArtifactCondition.HAND_EDITED or (
             artifact.current_hash is not None and artifact.current_hash != artifact.accepted_hash
         ):
-            ledger.append(
-                EventType.ARTIFACT_ACCEPTED,
+            ledger.record(
+                ArtifactAccepted(
+                    kind=step.artifact,
+                    hash=artifact.current_hash,
+                    turn=None,
+                    source=ArtifactSource.HAND_EDIT,
+                    path=artifact.path,
+                ),
                 actor,
                 feature.id,
-                {
-                    "kind": step.artifact.value,
-                    "hash": artifact.current_hash,
-                    "turn": None,
-                    "source": "hand-edit",
-                    "path": artifact.path,
-                },
             )
 
 
@@ -216,12 +219,7 @@ def approve(
                 fix='run it in an interactive terminal, or set [gates] mode = "proxy"',
             )
         _record_hand_edits(ledger, feature, actor)
-        return ledger.append(
-            EventType.GATE_APPROVED,
-            actor,
-            feature.id,
-            {"gate": gate.value, "hashes": hashes, "note": note},
-        )
+        return ledger.record(GateApproved(gate=gate, hashes=hashes, note=note), actor, feature.id)
 
 
 def reject(
@@ -246,11 +244,8 @@ def reject(
         target = artifact or _artifact_named_in(note, feature) or ArtifactKind.FEATURE_SPEC
         if target not in {s.artifact for s in feature.steps()}:
             raise UsageError(f"{target.value} is not part of the design of {feature.id}")
-        return ledger.append(
-            EventType.GATE_REJECTED,
-            Actor.HUMAN,
-            feature.id,
-            {"gate": gate.value, "artifact": target.value, "note": note},
+        return ledger.record(
+            GateRejected(gate=gate, artifact=target, note=note), Actor.HUMAN, feature.id
         )
 
 
@@ -279,16 +274,13 @@ def retry(project: Project, subject: str, note: str | None) -> Event:
         feature = _feature(project, state, subject)
         if feature.escalation is None:
             raise UsageError(f"{feature.id} has no open escalation")
-        return ledger.append(
-            EventType.ESCALATION_RESOLVED,
+        escalation = feature.escalation
+        return ledger.record(
+            EscalationResolved(
+                step=escalation.step, note=note, story=escalation.story, item=escalation.item
+            ),
             Actor.HUMAN,
             feature.id,
-            {
-                "step": feature.escalation.step.value,
-                "note": note,
-                "story": feature.escalation.story,
-                "item": feature.escalation.item,
-            },
         )
 
 
@@ -390,24 +382,22 @@ def amend(project: Project, subject: str, note: str, confirm: Confirm) -> Event:
             project, f"Amend the test of {item.id} ({note})?\n{listing}\n", confirm
         )
         commit = git.commit_all(f"AMEND {item.id}: {note}")
-        files = {path: {"before": before.get(path), "after": after.get(path)} for path in changed}
-        event = ledger.append(
-            EventType.AMENDMENT_APPROVED,
+        files = {p: FileChange(before=before.get(p), after=after.get(p)) for p in changed}
+        event = ledger.record(
+            AmendmentApproved(commit=commit, previous=item.red_commit, files=files, note=note),
             actor,
             f"{feature.id}/{story.key}/{item.id}",
-            {"commit": commit, "previous": item.red_commit, "files": files, "note": note},
         )
         if feature.escalation is not None:
-            ledger.append(
-                EventType.ESCALATION_RESOLVED,
+            ledger.record(
+                EscalationResolved(
+                    step=feature.escalation.step,
+                    note=f"the test was amended: {note}",
+                    story=story.key,
+                    item=item.id,
+                ),
                 actor,
                 feature.id,
-                {
-                    "step": feature.escalation.step.value,
-                    "note": f"the test was amended: {note}",
-                    "story": story.key,
-                    "item": item.id,
-                },
             )
         return event
 

@@ -19,7 +19,8 @@ from consort.core.derive import artifact_path
 from consort.core.drive_lock import hold_writer
 from consort.core.errors import UsageError
 from consort.core.fsutil import atomic_write_text
-from consort.core.ledger import Actor, EventType, Ledger, ledger_path
+from consort.core.ledger import Actor, Ledger, ledger_path
+from consort.core.ledger.events import FeatureCreated, IntakeRecorded
 from consort.core.project import Project
 from consort.lanes.humans import refuse_agent
 
@@ -74,11 +75,10 @@ def record(
         if kind is not IntakeKind.FEATURE:
             path = intake_dir(project) / f"{kind.value}.md"
             atomic_write_text(path, text if text.endswith("\n") else text + "\n")
-            ledger.append(
-                EventType.INTAKE_RECORDED,
+            ledger.record(
+                IntakeRecorded(kind=kind.value, path=str(path.relative_to(project.root))),
                 Actor.HUMAN,
                 kind.value,
-                {"kind": kind.value, "path": str(path.relative_to(project.root))},
             )
             return IntakeResult(kind, path)
         if not title:
@@ -97,17 +97,16 @@ def record(
         atomic_write_text(words, text if text.endswith("\n") else text + "\n")
         request_path = artifact_path(project.state_dir, key, ArtifactKind.FEATURE_REQUEST)
         write_artifact(request_path, request)
-        ledger.append(
-            EventType.FEATURE_CREATED,
+        ledger.record(
+            FeatureCreated(
+                title=title,
+                user_facing=user_facing,
+                request=str(request_path.relative_to(project.root)),
+                hash=artifact_hash(request_path),
+                words=str(words.relative_to(project.root)),
+            ),
             Actor.HUMAN,
             key,
-            {
-                "title": title,
-                "user_facing": user_facing,
-                "request": str(request_path.relative_to(project.root)),
-                "hash": artifact_hash(request_path),
-                "words": str(words.relative_to(project.root)),
-            },
         )
         return IntakeResult(kind, words, key)
 

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from consort.core.derive import derive
 from consort.core.drive_lock import hold_writer
 from consort.core.errors import ConsortError, ExitCode
-from consort.core.ledger import Actor, EventType, Ledger, LedgerError, ledger_path
+from consort.core.ledger import Actor, Ledger, LedgerError, ledger_path
+from consort.core.ledger.events import (
+    DriveStarted,
+    DriveStopped,
+    EscalationRaised,
+    GateApproved,
+    GateRejected,
+)
 from consort.core.machine import Action, next_action
 from consort.core.project import Project
 from consort.core.state import GateKind, GateStatus, State, step_for_artifact
@@ -55,46 +62,33 @@ def drive(
         ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
         state = derive(ledger.read(), project.config, project.state_dir)
         key = resolve_feature(project, feature, [f.id for f in state.features]) if feature else None
-        ledger.append(
-            EventType.DRIVE_STARTED,
+        subject = key or "project"
+        ledger.record(
+            DriveStarted(until=until.value if until else None, max_steps=max_steps),
             Actor.ORCHESTRATOR,
-            key or "project",
-            {"until": until.value if until else None, "max_steps": max_steps},
+            subject,
         )
         try:
             result = _loop(
                 project, ledger, feature=key, until=until, max_steps=max_steps, progress=progress
             )
         except KeyboardInterrupt:
-            ledger.append(
-                EventType.DRIVE_STOPPED,
-                Actor.ORCHESTRATOR,
-                key or "project",
-                {"reason": "interrupted"},
-            )
+            ledger.record(DriveStopped(reason="interrupted"), Actor.ORCHESTRATOR, subject)
             return DriveResult(
                 ExitCode.ERROR, 0, None, "interrupted; `consort drive` resumes from here"
             )
         except LedgerError:
             raise  # the ledger cannot take the record of its own damage
         except ConsortError as exc:
-            ledger.append(
-                EventType.DRIVE_STOPPED,
-                Actor.ORCHESTRATOR,
-                key or "project",
-                {"reason": "error", "message": exc.message, "exit_code": int(exc.code)},
-            )
+            stopped = DriveStopped(reason="error", message=exc.message, exit_code=int(exc.code))
+            ledger.record(stopped, Actor.ORCHESTRATOR, subject)
             raise
-        ledger.append(
-            EventType.DRIVE_STOPPED,
-            Actor.ORCHESTRATOR,
-            key or "project",
-            {
-                "reason": result.last.kind.value if result.last else "bound",
-                "steps": result.steps,
-                "exit_code": int(result.code),
-            },
+        stopped = DriveStopped(
+            reason=result.last.kind.value if result.last else "bound",
+            steps=result.steps,
+            exit_code=int(result.code),
         )
+        ledger.record(stopped, Actor.ORCHESTRATOR, subject)
         return result
 
 
@@ -170,18 +164,14 @@ def _perform(
     elif action.kind is ActionKind.RECORD_HAND_EDIT and action.artifact is not None:
         record_hand_edit(ledger, project, feature, action.artifact)
     elif action.kind is ActionKind.ESCALATE and action.step is not None:
-        ledger.append(
-            EventType.ESCALATION_RAISED,
-            Actor.ORCHESTRATOR,
-            feature.id,
-            {
-                "step": action.step.value,
-                "reason": action.reason,
-                "feedback": action.feedback,
-                "story": action.story,
-                "item": action.item,
-            },
+        raised = EscalationRaised(
+            step=action.step,
+            reason=action.reason,
+            feedback=action.feedback,
+            story=action.story,
+            item=action.item,
         )
+        ledger.record(raised, Actor.ORCHESTRATOR, feature.id)
     elif action.kind is ActionKind.PROXY_GATE:
         _proxy_gate(project, ledger, state, action)
     else:
@@ -194,60 +184,34 @@ def _proxy_gate(project: Project, ledger: Ledger, state: State, action: Action) 
         raise ConsortError(f"{action.describe()} names no known feature")
     if action.gate in (GateKind.DEPLOY, GateKind.PROMOTE):
         # The deploy proof (migrations, suite, smoke test) is the policy for both gates.
-        ledger.append(
-            EventType.GATE_APPROVED,
-            Actor.PROXY,
-            feature.id,
-            {
-                "gate": action.gate.value if action.gate else "",
-                "note": "human proxy policy: the deploy proof holds",
-            },
-        )
+        approved = GateApproved(gate=action.gate, note="human proxy policy: the deploy proof holds")
+        ledger.record(approved, Actor.PROXY, feature.id)
         return
     if action.gate is GateKind.STORY:
         # Every cycle of the story was proven by Consort's own runs; that is the policy.
-        ledger.append(
-            EventType.GATE_APPROVED,
-            Actor.PROXY,
-            f"{feature.id}/{action.story}",
-            {"gate": GateKind.STORY.value, "note": "human proxy policy: every cycle verified"},
+        approved = GateApproved(
+            gate=GateKind.STORY, note="human proxy policy: every cycle verified"
         )
+        ledger.record(approved, Actor.PROXY, f"{feature.id}/{action.story}")
         return
     decision = proxy_policy(project, feature)
     if decision.approve:
-        ledger.append(
-            EventType.GATE_APPROVED,
-            Actor.PROXY,
-            feature.id,
-            {
-                "gate": GateKind.DESIGN.value,
-                "hashes": covered_hashes(feature),
-                "note": "human proxy policy: " + "; ".join(decision.reasons),
-            },
+        approved = GateApproved(
+            gate=GateKind.DESIGN,
+            hashes=covered_hashes(feature),
+            note="human proxy policy: " + "; ".join(decision.reasons),
         )
+        ledger.record(approved, Actor.PROXY, feature.id)
         return
     target = decision.artifact
     gate = feature.design_gate
     if target is None or (gate.status is GateStatus.REJECTED and gate.actor == Actor.PROXY.value):
         # The proxy already sent the design back once: a person has to look now.
         step = step_for_artifact(target).step if target else feature.steps()[0].step
-        ledger.append(
-            EventType.ESCALATION_RAISED,
-            Actor.PROXY,
-            feature.id,
-            {
-                "step": step.value,
-                "reason": "the proxy policy rejects the design: " + "; ".join(decision.reasons),
-            },
+        raised = EscalationRaised(
+            step=step, reason="the proxy policy rejects the design: " + "; ".join(decision.reasons)
         )
+        ledger.record(raised, Actor.PROXY, feature.id)
         return
-    ledger.append(
-        EventType.GATE_REJECTED,
-        Actor.PROXY,
-        feature.id,
-        {
-            "gate": GateKind.DESIGN.value,
-            "artifact": target.value,
-            "note": "; ".join(decision.reasons),
-        },
-    )
+    rejected = GateRejected(gate=GateKind.DESIGN, artifact=target, note="; ".join(decision.reasons))
+    ledger.record(rejected, Actor.PROXY, feature.id)

@@ -29,7 +29,8 @@ from consort.adapters.vcs import Git
 from consort.core.artifacts.registry import ArtifactKind, load_artifact
 from consort.core.derive import artifact_path
 from consort.core.errors import ConsortError, UsageError
-from consort.core.ledger import Actor, EventType, Ledger
+from consort.core.ledger import Actor, Ledger
+from consort.core.ledger.events import DeployFailed, DeployVerified, FeaturePromoted, SmokeProbe
 from consort.core.machine import Action
 from consort.core.project import Project
 from consort.core.state import BuildState, FeatureState, State
@@ -121,22 +122,20 @@ def deploy(
         for s in smoke
         if not s.ok
     ]
-    data = {
-        "commit": commit,
-        "parent_database": parent,
-        "run": evidence.as_data(),
-        "smoke": [{"path": s.path, "status": s.status} for s in smoke],
-    }
+    run = evidence.as_record()
+    probes = [SmokeProbe(path=s.path, status=s.status) for s in smoke]
     if problems:
-        ledger.append(
-            EventType.DEPLOY_FAILED, Actor.ORCHESTRATOR, feature.id, {**data, "reasons": problems}
+        failed = DeployFailed(
+            commit=commit, parent_database=parent, run=run, smoke=probes, reasons=problems
         )
+        ledger.record(failed, Actor.ORCHESTRATOR, feature.id)
         raise ConsortError(
             f"the deploy proof of {feature.id} does not hold: " + "; ".join(problems[:5]),
             fix="fix it on the feature branch (or send it back with `consort reject design`), "
             "then `consort drive`",
         )
-    ledger.append(EventType.DEPLOY_VERIFIED, Actor.ORCHESTRATOR, feature.id, data)
+    verified = DeployVerified(commit=commit, parent_database=parent, run=run, smoke=probes)
+    ledger.record(verified, Actor.ORCHESTRATOR, feature.id)
     progress(
         f"  deploy proof holds: migrations, {len(evidence.passing)} tests and "
         + ", ".join(f"GET {s.path} {s.status}" for s in smoke)
@@ -264,11 +263,10 @@ def promote(
             fix=f"the merge is commit {commit[:10]}; fix {base}, then `consort drive`",
         )
     deleted = _delete_feature_branches(project, paired, feature, build)
-    ledger.append(
-        EventType.FEATURE_PROMOTED,
+    ledger.record(
+        FeaturePromoted(commit=commit, into=base, run=evidence.as_record(), deleted=deleted),
         Actor.ORCHESTRATOR,
         feature.id,
-        {"commit": commit, "into": base, "run": evidence.as_data(), "deleted": deleted},
     )
     progress(
         f"  promoted {feature.id} into {base} ({commit[:10]}); removed {len(deleted)} branches"

@@ -25,6 +25,7 @@ from consort.core.ledger import (
 )
 from consort.core.ledger import events as ev
 from consort.core.vocabulary import ArtifactKind, GateKind, Role, Step, Verdict
+from tests.helpers import FIXTURES
 
 RUN: dict[str, Any] = {
     "run": "0007-green-S1-T1",
@@ -285,3 +286,29 @@ def test_of_refuses_an_event_of_another_type(ledger: Ledger):
     event = ledger.record(SAMPLES[EventType.GATE_APPROVED], Actor.HUMAN, "F1")
     with pytest.raises(TypeError, match=r"gate\.approved"):
         ev.GateRejected.of(event)
+
+
+def test_a_ledger_written_before_the_typed_payloads_reads_and_rewrites_byte_for_byte(
+    tmp_path: Path,
+):
+    """The whole ledger of a StockFlow demo run, written when payloads were hand-built dicts."""
+    path = tmp_path / "ledger.jsonl"  # reading takes a lock file beside the ledger
+    path.write_bytes((FIXTURES / "ledger" / "stockflow-demo-0.1.jsonl").read_bytes())
+    lines = path.read_bytes().splitlines()
+    events = Ledger(path).read()
+    assert len(events) == len(lines) > 100
+    for event, line in zip(events, lines, strict=True):
+        payload = event.payload
+        assert type(payload) is PAYLOADS[event.type]
+        assert payload.model_extra == {}  # every key it holds, a model knows
+        assert payload.data_to_write() == event.data  # as today's writers would write it
+        again = Event(
+            event.seq,
+            event.time,
+            event.type,
+            event.actor,
+            event.subject,
+            payload.to_data(),
+            event.prev,
+        )
+        assert again.to_line() == line

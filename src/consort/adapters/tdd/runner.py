@@ -19,6 +19,7 @@ from consort.adapters.db.branching import BranchDatabases, Ephemeral
 from consort.adapters.tdd.junit import JUnitReport, ReportMissing, parse_report
 from consort.core.errors import ConsortError
 from consort.core.fsutil import atomic_write_text, file_lock
+from consort.core.ledger.events import RunRecord
 from consort.core.project import Project
 
 RUNS_DIR = "runs"
@@ -49,6 +50,10 @@ class RunEvidence:
     output_tail: str = ""
     problems: tuple[str, ...] = field(default=())
     migrate_seconds: float = 0.0  # the project's migrate command: not Consort's overhead
+
+    def as_record(self) -> RunRecord:
+        """The run as the ledger records it."""
+        return RunRecord(**self.as_data())
 
     def as_data(self) -> dict[str, Any]:
         return {

@@ -346,9 +346,10 @@ class EscalationRaised(EventPayload):
     event_type = EventType.ESCALATION_RAISED
     step: Step | None = None
     reason: str = ""
-    feedback: str | None = None
-    story: str | None = None  # a build escalation names its cycle
-    item: str | None = None
+    # The orchestrator's escalations carry these; the proxy's (a design it rejects) do not.
+    feedback: Annotated[str | None, WHEN_GIVEN] = None
+    story: Annotated[str | None, WHEN_GIVEN] = None  # a build escalation names its cycle
+    item: Annotated[str | None, WHEN_GIVEN] = None
 
 
 class EscalationResolved(EventPayload):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from consort.core.artifacts.canonical import artifact_hash
-from consort.core.artifacts.registry import ArtifactKind
 from consort.core.derive import derive, turn_output
-from consort.core.ledger import EventType, Ledger, ledger_path
+from consort.core.ledger import Event, EventType, Ledger, ledger_path
+from consort.core.ledger.events import ArtifactAccepted, ArtifactSource
 from consort.core.project import Project
 from consort.core.state import GateStatus
 
@@ -34,18 +34,7 @@ def verify(project: Project) -> VerifyReport:
         return report
     events = list(chain.events)
     report.holds.append(f"ledger: {len(events)} events, hash chain intact")
-    evidence = 0
-    for event in events:
-        if event.type is not EventType.ARTIFACT_ACCEPTED or event.data.get("source") != "turn":
-            continue
-        kind = ArtifactKind(str(event.data["kind"]))
-        output = turn_output(project.state_dir, str(event.data["turn"]), kind)
-        if not output.is_file():
-            report.fails.append(f"event {event.seq}: the accepted output {output} is missing")
-        elif artifact_hash(output) != event.data["hash"]:
-            report.fails.append(f"event {event.seq}: {output} no longer matches the accepted hash")
-        else:
-            evidence += 1
+    evidence = _check_turn_outputs(project, events, report)
     report.holds.append(f"turn outputs: {evidence} accepted artifacts match their recorded hashes")
     from consort.lanes.verify.cycles import verify_cycles
 
@@ -69,3 +58,22 @@ def verify(project: Project) -> VerifyReport:
                 f"{len(gate.approved_hashes)} artifacts"
             )
     return report
+
+
+def _check_turn_outputs(project: Project, events: list[Event], report: VerifyReport) -> int:
+    """Each accepted turn output still has the hash the ledger accepted; how many do."""
+    evidence = 0
+    for event in events:
+        if event.type is not EventType.ARTIFACT_ACCEPTED:
+            continue
+        accepted = ArtifactAccepted.of(event)
+        if accepted.source is not ArtifactSource.TURN or accepted.kind is None:
+            continue
+        output = turn_output(project.state_dir, str(accepted.turn), accepted.kind)
+        if not output.is_file():
+            report.fails.append(f"event {event.seq}: the accepted output {output} is missing")
+        elif artifact_hash(output) != accepted.hash:
+            report.fails.append(f"event {event.seq}: {output} no longer matches the accepted hash")
+        else:
+            evidence += 1
+    return evidence

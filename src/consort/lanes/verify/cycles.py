@@ -15,7 +15,14 @@ from consort.adapters.scope import glob_match
 from consort.adapters.tdd.junit import ReportMissing, parse_report
 from consort.adapters.tdd.runner import REPORT_FILE, runs_dir
 from consort.adapters.vcs import Git
-from consort.core.ledger import Event, EventType
+from consort.core.ledger import Event
+from consort.core.ledger.events import (
+    AmendmentApproved,
+    GreenVerified,
+    RedVerified,
+    RefactorVerified,
+    RunRecord,
+)
 from consort.core.project import Project
 
 
@@ -41,22 +48,23 @@ def verify_cycles(project: Project, events: Sequence[Event]) -> tuple[list[str],
     red_of: dict[str, tuple[str, tuple[str, ...]]] = {}
     checked = 0
     for event in events:
-        if event.type is EventType.RED_VERIFIED:
-            run = event.data.get("run") or {}
-            red_of[event.subject] = (str(event.data["commit"]), tuple(run.get("tests", ())))
+        payload = event.payload
+        if isinstance(payload, RedVerified):
+            tests = tuple(payload.run.tests) if payload.run is not None else ()
+            red_of[event.subject] = (payload.commit, tests)
             continue
-        if event.type is EventType.AMENDMENT_APPROVED and event.subject in red_of:
+        if isinstance(payload, AmendmentApproved) and event.subject in red_of:
             # An approved amendment moves the protected baseline to the amended commit.
-            red_of[event.subject] = (str(event.data["commit"]), red_of[event.subject][1])
+            red_of[event.subject] = (payload.commit, red_of[event.subject][1])
             continue
-        if event.type not in (EventType.GREEN_VERIFIED, EventType.REFACTOR_VERIFIED):
+        if not isinstance(payload, GreenVerified | RefactorVerified):
             continue
         red = red_of.get(event.subject)
         if red is None:
             fails.append(f"event {event.seq}: {event.subject} has no RED before its GREEN")
             continue
         red_commit, red_tests = red
-        commit = str(event.data["commit"])
+        commit = payload.commit
         try:
             before = protected_blobs(git, red_commit, protected)
             after = protected_blobs(git, commit, protected)
@@ -71,9 +79,8 @@ def verify_cycles(project: Project, events: Sequence[Event]) -> tuple[list[str],
                 f"event {event.seq}: {event.subject} changed protected files since RED: "
                 + ", ".join(changed)
             )
-        run = event.data.get("run")
-        if run is not None:
-            fails += _check_run(project, event, run, red_tests)
+        if payload.run is not None:
+            fails += _check_run(project, event, payload.run, red_tests)
         checked += 1
     if checked:
         holds.append(
@@ -84,20 +91,20 @@ def verify_cycles(project: Project, events: Sequence[Event]) -> tuple[list[str],
 
 
 def _check_run(
-    project: Project, event: Event, run: dict[str, object], red_tests: tuple[str, ...]
+    project: Project, event: Event, run: RunRecord, red_tests: tuple[str, ...]
 ) -> list[str]:
-    report_path: Path = runs_dir(project) / str(run.get("run")) / REPORT_FILE
+    report_path: Path = runs_dir(project) / run.run / REPORT_FILE
     try:
         report = parse_report(report_path)
     except ReportMissing:
-        return [f"event {event.seq}: the report of run {run.get('run')} is missing"]
-    if report.sha256 != run.get("report_sha256"):
-        return [f"event {event.seq}: the report of run {run.get('run')} was changed"]
+        return [f"event {event.seq}: the report of run {run.run} is missing"]
+    if report.sha256 != run.report_sha256:
+        return [f"event {event.seq}: the report of run {run.run} was changed"]
     passed = report.passed()
     missing = [t for t in red_tests if t not in passed]
     if missing:
         return [
-            f"event {event.seq}: run {run.get('run')} does not show the RED-era tests passing: "
+            f"event {event.seq}: run {run.run} does not show the RED-era tests passing: "
             + ", ".join(missing[:5])
         ]
     return []
