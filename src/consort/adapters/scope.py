@@ -37,8 +37,8 @@ from pathlib import Path
 
 from consort.adapters import proc
 from consort.core.errors import ConsortError
+from consort.core.layout import STATE_GLOB
 
-STATE_GLOB = ".consort/**"
 GIT_TIMEOUT_S = 300.0
 
 

@@ -141,7 +141,7 @@ def facts(project: Project) -> dict[str, int]:
         (FeaturePromoted.of(e) for e in reversed(events) if e.type is EventType.FEATURE_PROMOTED),
         None,
     )
-    runs = project.state_dir / "runs"
+    runs = project.layout.runs
     remaining = [row.name for row in PairedBranches(project).rows() if row.database]
     return {
         "stories": count(EventType.STORY_MERGED),

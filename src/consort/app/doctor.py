@@ -155,16 +155,16 @@ def _postgres_checks() -> list[Check]:
 def orphaned_clusters() -> list[Path]:
     """Clusters under the machine's cluster folder whose project is gone or moved on."""
     from consort.adapters.db.account import SYSTEM_HOME
+    from consort.adapters.db.backend import CLUSTER_FILE
     from consort.app.init import OWNER_FILE
+    from consort.core.layout import Layout
 
     found = []
     for home in sorted((SYSTEM_HOME / "clusters").glob("*")):
         owner = home / OWNER_FILE
         if not owner.is_file():
             continue  # made before owners were recorded, or not Consort's
-        record = (
-            Path(owner.read_text(encoding="utf-8").strip()) / ".consort" / "db" / "cluster.json"
-        )
+        record = Layout.of(Path(owner.read_text(encoding="utf-8").strip())).db / CLUSTER_FILE
         try:
             current = json.loads(record.read_text(encoding="utf-8")).get("home")
         except (OSError, ValueError):

@@ -15,19 +15,12 @@ from consort.adapters.vcs import Git, require_git
 from consort.core.config import CONFIG_FILE, DEFAULT_CONFIG_TEXT, DbBackendKind
 from consort.core.errors import UsageError
 from consort.core.fsutil import atomic_write_text
-from consort.core.project import STATE_DIR, Project
+from consort.core.layout import COMMITTED_FOLDERS, IGNORED, LEDGER_FILE, ROLES_DIR, STATE_DIR
+from consort.core.project import Project
 
-GITIGNORE_ENTRIES = (
-    ".env",
-    f"{STATE_DIR}/db/",
-    f"{STATE_DIR}/run/",
-    f"{STATE_DIR}/turns/",
-    f"{STATE_DIR}/runs/",
-    f"{STATE_DIR}/worktrees/",
-    f"{STATE_DIR}/*.lock",
-)
+GITIGNORE_ENTRIES = (".env", *IGNORED)
 OWNER_FILE = "owner"
-STATE_FOLDERS = ("intake", "features", "cycles", "turns", "roles")
+STATE_FOLDERS = COMMITTED_FOLDERS
 
 
 @dataclass
@@ -126,7 +119,9 @@ def step_role_prompts(project: Project, report: InitReport) -> None:
             atomic_write_text(path, packaged_prompt(role))
             written.append(role.value)
     if written:
-        report.done.append(f"wrote the role prompts to {STATE_DIR}/roles/ (edit them to taste)")
+        report.done.append(
+            f"wrote the role prompts to {STATE_DIR}/{ROLES_DIR}/ (edit them to taste)"
+        )
 
 
 def step_claude_files(project: Project, report: InitReport) -> None:
@@ -149,7 +144,7 @@ def step_ledger(project: Project, report: InitReport) -> None:
     Ledger.open_for_writing(path).record(
         ProjectInitialised(consort=__version__), Actor.HUMAN, "project"
     )
-    report.done.append(f"started the ledger ({STATE_DIR}/ledger.jsonl)")
+    report.done.append(f"started the ledger ({STATE_DIR}/{LEDGER_FILE})")
 
 
 def step_database(project: Project, report: InitReport) -> None:

@@ -15,6 +15,7 @@ from typing import Protocol
 from consort.core.artifacts._base import ArtifactModel
 from consort.core.artifacts.registry import ArtifactKind, default_filename
 from consort.core.config import Config
+from consort.core.layout import Layout
 from consort.core.ledger import Event, EventType
 from consort.core.ledger.events import (
     ArtifactAccepted,
@@ -39,8 +40,6 @@ from consort.core.state import (
     step_for_artifact,
 )
 from consort.core.vocabulary import Step
-
-FEATURES_DIR = "features"
 
 
 class ArtifactFiles(Protocol):
@@ -82,16 +81,12 @@ class DiskArtifacts:
             return None
 
 
-def feature_dir(state_dir: Path, feature: str) -> Path:
-    return state_dir / FEATURES_DIR / feature
-
-
 def artifact_path(state_dir: Path, feature: str, kind: ArtifactKind) -> Path:
-    return feature_dir(state_dir, feature) / default_filename(kind)
+    return Layout(state_dir).feature(feature) / default_filename(kind)
 
 
 def turn_output(state_dir: Path, turn: str, kind: ArtifactKind) -> Path:
-    return state_dir / "turns" / turn / "outputs" / default_filename(kind)
+    return Layout(state_dir).turn_output(turn, default_filename(kind))
 
 
 @dataclass

@@ -14,8 +14,7 @@ from pathlib import Path
 
 from consort.core.errors import ConsortError, ExitCode
 from consort.core.fsutil import LockBusy, file_lock
-
-WRITER_LOCK_FILE = "drive.lock"
+from consort.core.layout import Layout
 
 
 class WriterBusy(ConsortError):
@@ -38,7 +37,7 @@ def hold_writer(project_state_dir: Path) -> Iterator[None]:
     Raises WriterBusy (exit code 2) at once if another process holds it. The lock is released
     when the block ends or the process dies, even by SIGKILL.
     """
-    lock = project_state_dir / WRITER_LOCK_FILE
+    lock = Layout(project_state_dir).drive_lock
     held = contextlib.ExitStack()
     try:
         held.enter_context(file_lock(lock, blocking=False))

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from consort.core.config import CONFIG_FILE, Config, load_config
 from consort.core.errors import UsageError
-
-STATE_DIR = ".consort"
+from consort.core.layout import STATE_DIR, Layout
 
 
 @dataclass(frozen=True)
@@ -29,9 +28,14 @@ class Project:
         return self.root / STATE_DIR
 
     @property
+    def layout(self) -> Layout:
+        """Every path in the project's state folder."""
+        return Layout(self.state_dir)
+
+    @property
     def db_dir(self) -> Path:
         """Private database state: cluster location, secret. Never committed."""
-        return self.state_dir / "db"
+        return self.layout.db
 
     @property
     def env_file(self) -> Path:

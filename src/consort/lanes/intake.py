@@ -24,8 +24,6 @@ from consort.core.ledger.events import FeatureCreated, IntakeRecorded
 from consort.core.project import Project
 from consort.lanes.humans import refuse_agent
 
-INTAKE_DIR = "intake"
-
 
 class IntakeKind(StrEnum):
     PRODUCT = "product"
@@ -41,7 +39,7 @@ class IntakeResult:
 
 
 def intake_dir(project: Project) -> Path:
-    return project.state_dir / INTAKE_DIR
+    return project.layout.intake
 
 
 def slugify(title: str) -> str:
@@ -50,7 +48,7 @@ def slugify(title: str) -> str:
 
 
 def next_feature_id(project: Project) -> str:
-    folder = project.state_dir / "features"
+    folder = project.layout.features
     numbers = [
         int(m.group(1))
         for entry in (folder.iterdir() if folder.is_dir() else [])

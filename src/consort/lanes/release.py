@@ -35,7 +35,7 @@ from consort.core.machine import Action
 from consort.core.project import Project
 from consort.core.state import BuildState, FeatureState, State
 from consort.core.vocabulary import ActionKind
-from consort.lanes.build.cycle import FEATURE_CHECKOUT, WORKTREES_DIR, _ensure_worktree
+from consort.lanes.build.cycle import FEATURE_CHECKOUT, _ensure_worktree
 
 Progress = Callable[[str], None]
 POLL_S = 0.2
@@ -90,7 +90,7 @@ def deploy(
     paired = PairedBranches(project)
     checkout = _ensure_worktree(
         project,
-        project.state_dir / WORKTREES_DIR / feature.id / FEATURE_CHECKOUT,
+        project.layout.worktree(feature.id, FEATURE_CHECKOUT),
         build.feature_branch,
     )
     git = Git(checkout)
@@ -226,7 +226,7 @@ def promote(
         )
     checkout = _ensure_worktree(
         project,
-        project.state_dir / WORKTREES_DIR / feature.id / FEATURE_CHECKOUT,
+        project.layout.worktree(feature.id, FEATURE_CHECKOUT),
         build.feature_branch,
     )
     Git(checkout).run("reset", "-q", "--hard", build.feature_branch)
@@ -278,7 +278,7 @@ def _delete_feature_branches(
 ) -> list[str]:
     git = Git(project.root)
     names = [s.branch for s in build.stories] + [build.feature_branch]
-    folder = project.state_dir / WORKTREES_DIR / feature.id
+    folder = project.layout.worktrees / feature.id
     for worktree in sorted(folder.glob("*")) if folder.is_dir() else []:
         git.run("worktree", "remove", "--force", str(worktree), check=False)
     git.run("worktree", "prune")

@@ -12,7 +12,6 @@ from consort.core.errors import UsageError
 from consort.core.project import Project
 from consort.core.vocabulary import Role
 
-ROLES_DIR = "roles"
 
 
 def packaged_prompt(role: Role) -> str:
@@ -22,7 +21,7 @@ def packaged_prompt(role: Role) -> str:
 
 def override_path(project: Project, role: Role) -> Path:
     """Where a project puts its own prompt for `role`."""
-    return project.state_dir / ROLES_DIR / f"{role}.md"
+    return project.layout.role_prompt(role)
 
 
 def prompt_for(role: Role, project: Project) -> str:

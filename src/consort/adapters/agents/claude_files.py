@@ -26,7 +26,6 @@ from consort.core.fsutil import atomic_write_json, atomic_write_text
 from consort.core.project import Project
 from consort.core.vocabulary import Role
 
-MANIFEST_FILE = "claude-manifest.json"
 MANIFEST_VERSION = 1
 AGENTS_DIR = ".claude/agents"
 COMMANDS_DIR = ".claude/commands"
@@ -197,7 +196,7 @@ def command_file(command: _Command) -> str:
 
 
 def manifest_path(project: Project) -> Path:
-    return project.state_dir / MANIFEST_FILE
+    return project.layout.claude_manifest
 
 
 def sync(project: Project, *, dry_run: bool = False, force: bool = False) -> SyncReport:

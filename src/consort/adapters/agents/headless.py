@@ -37,6 +37,7 @@ from consort.adapters.agents.stream import StreamLines, read_jsonl
 from consort.adapters.agents.task import Task, TurnDir
 from consort.core.errors import UsageError
 from consort.core.fsutil import atomic_write_json, atomic_write_text
+from consort.core.layout import STATE_GLOB
 
 RECORD_FILE = "agent.json"
 PROMPT_FILE = "prompt.md"
@@ -479,7 +480,7 @@ def task_prompt(task: Task, task_path: Path, role_prompt: str | None = None) -> 
         "",
         "## Protected paths (never change them)",
         "",
-        *[f"- `{glob}`" for glob in (*task.protected, ".consort/**")],
+        *[f"- `{glob}`" for glob in (*task.protected, STATE_GLOB)],
     ]
     if task.feedback:
         lines += ["", "## What went wrong in the previous attempt", "", task.feedback.rstrip()]

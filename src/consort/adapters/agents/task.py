@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from consort.adapters.scope import FileChange, Violation, WriteScope, relative_posix
 from consort.core.errors import ConsortError
 from consort.core.fsutil import atomic_write_json, atomic_write_text, file_lock
+from consort.core.layout import Layout
 from consort.core.vocabulary import Role, Step
 
 TASK_VERSION = 1
@@ -27,7 +28,6 @@ TASK_FILE = "task.json"
 STDOUT_FILE = "stdout"
 STDERR_FILE = "stderr"
 RESULT_FILE = "result.json"
-TURNS_DIR = "turns"
 
 _TURN_NUMBER = re.compile(r"^\d{4,}$")
 
@@ -172,7 +172,7 @@ class TurnDir:
         The lock keeps two processes from taking the same number under different role/step
         names; creating the folder with exist_ok=False makes taking a name atomic regardless.
         """
-        turns = state_dir / TURNS_DIR
+        turns = Layout(state_dir).turns
         turns.mkdir(parents=True, exist_ok=True)
         with file_lock(turns / ".lock"):
             number = max((turn_number(p.name) or 0 for p in turns.iterdir()), default=0) + 1
@@ -233,7 +233,7 @@ def parse_turn_name(name: str) -> tuple[str, Role, Step] | None:
 
 def list_turns(state_dir: Path) -> list[TurnDir]:
     """Every turn folder, in turn order."""
-    turns = state_dir / TURNS_DIR
+    turns = Layout(state_dir).turns
     if not turns.is_dir():
         return []
     found = [

@@ -20,6 +20,7 @@ from pathlib import Path
 from consort.adapters import proc
 from consort.adapters.db.binaries import PgBinaries
 from consort.core.errors import UsageError
+from consort.core.layout import Layout
 
 SYSTEM_USER = "consort"
 SYSTEM_HOME = Path(os.environ.get("CONSORT_SYSTEM_HOME", "/var/lib/consort"))
@@ -74,7 +75,7 @@ class ServerAccount:
         at the same path must not find (and fail to log in to) its predecessor's cluster.
         """
         if self.user is None:
-            return project_root / ".consort" / "db" / "cluster"
+            return Layout.of(project_root).db / "cluster"
         digest = hashlib.sha256(str(project_root.resolve()).encode()).hexdigest()[:12]
         unique = secrets.token_hex(3)
         return SYSTEM_HOME / "clusters" / f"{project_root.name[:24]}-{digest}-{unique}"

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from consort.adapters.guard.shell import WriteTarget
-from consort.adapters.scope import STATE_GLOB, glob_match
+from consort.adapters.scope import glob_match
+from consort.core.layout import STATE_GLOB
 
 MAX_FILES_CHECKED = 20_000  # files walked under one folder before refusing to guess
 _WILDCARDS = frozenset("*?[")

@@ -22,7 +22,6 @@ from consort.core.fsutil import atomic_write_text, file_lock
 from consort.core.ledger.events import RunRecord
 from consort.core.project import Project
 
-RUNS_DIR = "runs"
 REPORT_FILE = "junit.xml"
 TEST_TIMEOUT_S = 900.0
 MIGRATE_TIMEOUT_S = 300.0
@@ -75,7 +74,7 @@ class RunEvidence:
 
 
 def runs_dir(project: Project) -> Path:
-    return project.state_dir / RUNS_DIR
+    return project.layout.runs
 
 
 def allocate_run(project: Project, label: str) -> Path:

@@ -33,8 +33,6 @@ from consort.core.ledger.events import (
     payload_of,
 )
 from consort.core.ledger.store import (
-    LEDGER_FILE,
-    LEDGER_LOCK_FILE,
     Ledger,
     LedgerCorrupt,
     LedgerError,
@@ -45,8 +43,6 @@ from consort.core.ledger.store import (
 __all__ = [
     "FIELDS",
     "GENESIS",
-    "LEDGER_FILE",
-    "LEDGER_LOCK_FILE",
     "PAYLOADS",
     "TIME_FORMAT",
     "Actor",

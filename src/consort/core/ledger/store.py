@@ -21,6 +21,7 @@ from typing import Any
 
 from consort.core.errors import ConsortError, ExitCode
 from consort.core.fsutil import file_lock
+from consort.core.layout import LEDGER_LOCK_FILE, Layout
 from consort.core.ledger.chain import (
     GENESIS,
     Event,
@@ -33,9 +34,6 @@ from consort.core.ledger.chain import (
     scan_lines,
 )
 from consort.core.ledger.events import Actor, EventPayload, EventType
-
-LEDGER_FILE = "ledger.jsonl"
-LEDGER_LOCK_FILE = "ledger.lock"
 
 # How much of the file's end is read at a time when looking for the start of the last line.
 _TAIL_CHUNK = 64 * 1024
@@ -99,7 +97,7 @@ class _Snapshot:
 
 def ledger_path(state_dir: Path) -> Path:
     """Where a project's ledger lives, given its `.consort/` folder."""
-    return state_dir / LEDGER_FILE
+    return Layout(state_dir).ledger
 
 
 class Ledger:
