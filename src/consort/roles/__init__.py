@@ -13,7 +13,6 @@ from consort.core.project import Project
 from consort.core.vocabulary import Role
 
 
-
 def packaged_prompt(role: Role) -> str:
     """The prompt Consort ships for `role`."""
     return resources.files(__package__).joinpath(f"{role}.md").read_text(encoding="utf-8")
