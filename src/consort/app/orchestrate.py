@@ -175,15 +175,16 @@ class DecisionOutcome:
 
     @classmethod
     def of(cls, event: Event) -> DecisionOutcome:
-        record = event.as_json()
-        data = record["data"]
-        artifact = data.get("artifact") if isinstance(data, dict) else None
+        from consort.core.ledger.events import GateRejected
+
+        payload = event.payload
+        artifact = payload.artifact if isinstance(payload, GateRejected) else None
         return cls(
-            seq=record["seq"],
-            type=record["type"],
-            actor=record["actor"],
-            subject=record["subject"],
-            artifact=str(artifact) if artifact is not None else None,
+            seq=event.seq,
+            type=event.type.value,
+            actor=event.actor.value,
+            subject=event.subject,
+            artifact=artifact.value if artifact is not None else None,
         )
 
     def as_json(self) -> dict[str, Any]:
