@@ -186,3 +186,25 @@ def test_doctor_asks_the_cli_about_the_login_a_turn_will_have(
     assert 'env_allow = ["ANTHROPIC_API_KEY"]' in text
     text, logged_in = login_status(str(claude), mine, turn.env)
     assert logged_in is True and "api_key" in text
+
+
+def test_a_write_the_hook_cannot_see_is_reverted_by_the_post_turn_check(
+    tmp_path: Path, claude: Path, model: ScriptedModel
+) -> None:
+    from consort.adapters.scope import revert_outside_scope, snapshot
+
+    turn = RealTurn(tmp_path, model.url)
+    before = turn.test_file.read_text()
+    base = snapshot(turn.tree)
+    # A path computed at run time: no guard reading the command line can know it.
+    sneaky = (
+        "python3 -c \"import pathlib; pathlib.Path('te' + 'sts/test_stock.py').write_text('')\""
+    )
+    model.brain = Script([[Call("Bash", {"command": sneaky})]])
+    outcome = run(turn, claude)
+
+    assert outcome.ok, turn.stderr()  # type: ignore[attr-defined]
+    assert turn.test_file.read_text() == ""  # it got past the hook ...
+    violations = revert_outside_scope(turn.tree, base, turn.task.writable, turn.task.protected)
+    assert [(v.path, v.rule) for v in violations] == [("tests/test_stock.py", "tests/**")]
+    assert turn.test_file.read_text() == before  # ... and the post-turn check put it back

@@ -192,3 +192,24 @@ def test_a_role_prompt_with_front_matter_is_taken_as_the_prompt(
     assert outcome.ok, turn.stderr()
     (first, *_) = model.requests
     assert "You are the driver." in first.prompt
+
+
+def test_a_write_the_hook_cannot_see_is_reverted_by_the_post_turn_check(
+    tmp_path: Path, codex: Path, model: ScriptedModel
+) -> None:
+    from consort.adapters.scope import revert_outside_scope, snapshot
+
+    turn = RealTurn(tmp_path, model.url)
+    before = turn.test_file.read_text()
+    base = snapshot(turn.tree)
+    sneaky = (
+        "python3 -c \"import pathlib; pathlib.Path('te' + 'sts/test_stock.py').write_text('')\""
+    )
+    model.brain = Script([[shell(sneaky)]])
+    outcome = run(turn, codex)
+
+    assert outcome.ok, turn.stderr()
+    assert turn.test_file.read_text() == ""  # it got past the hook ...
+    violations = revert_outside_scope(turn.tree, base, turn.task.writable, turn.task.protected)
+    assert [(v.path, v.rule) for v in violations] == [("tests/test_stock.py", "tests/**")]
+    assert turn.test_file.read_text() == before  # ... and the post-turn check put it back

@@ -118,6 +118,11 @@ def test_the_hook_refuses_a_protected_patch_and_a_protected_command(tmp_path: Pa
     (call,) = invocations(turn.codex_log)
     assert "--dangerously-bypass-hook-trust" in call["argv"]
     assert call["argv"][-2] == "--"  # the prompt can never be taken for an option
+    # What result.json and the ledger are given: the adapter, the CLI, its version, refusals.
+    assert outcome.agent is not None
+    assert (outcome.agent.adapter, outcome.agent.program) == ("codex", "Codex")
+    assert outcome.agent.version == "0.171.0"
+    assert [r.target for r in outcome.agent.refused] == [r["target"] for r in refused]
 
 
 @pytest.mark.parametrize(

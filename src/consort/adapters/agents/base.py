@@ -9,7 +9,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from consort.adapters.agents.task import Task, TurnDir
+from consort.adapters.agents.task import AgentReport, Task, TurnDir
 from consort.core.errors import UsageError
 from consort.core.vocabulary import Role, Step
 
@@ -33,6 +33,7 @@ class TurnOutcome:
     stderr_path: Path
     killed: KillReason | None = None
     error: str | None = None  # why the agent could not run at all (no program, no recording)
+    agent: AgentReport | None = None  # which agent it was; the calls the guard refused
 
     @property
     def timed_out(self) -> bool:

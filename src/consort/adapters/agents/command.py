@@ -15,12 +15,12 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
 from consort.adapters.agents.base import KillReason, TurnOutcome, with_constants
-from consort.adapters.agents.task import Task, TurnDir
+from consort.adapters.agents.task import AgentReport, Task, TurnDir
 
 DEFAULT_INACTIVITY_TIMEOUT_S = 600.0
 DEFAULT_WALL_CLOCK_TIMEOUT_S = 4 * 3600.0
@@ -45,7 +45,7 @@ class CommandAdapter:
     def run(
         self, task: Task, turn_dir: TurnDir, workdir: Path, env: Mapping[str, str]
     ) -> TurnOutcome:
-        return run_agent_process(
+        outcome = run_agent_process(
             self.argv,
             cwd=workdir,
             env=with_constants(env, self.env),
@@ -53,6 +53,8 @@ class CommandAdapter:
             stderr_path=turn_dir.stderr_path,
             limits=self.limits,
         )
+        agent = AgentReport(adapter="command", program=self.argv[0], guard="post-turn diff")
+        return replace(outcome, agent=agent)
 
 
 def run_agent_process(

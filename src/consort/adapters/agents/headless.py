@@ -34,7 +34,7 @@ from typing import NoReturn
 from consort.adapters.agents.base import TurnOutcome
 from consort.adapters.agents.command import Limits, run_agent_process
 from consort.adapters.agents.stream import StreamLines, read_jsonl
-from consort.adapters.agents.task import Task, TurnDir
+from consort.adapters.agents.task import AgentReport, RefusedCall, Task, TurnDir
 from consort.core.errors import UsageError
 from consort.core.fsutil import atomic_write_json, atomic_write_text
 from consort.core.layout import STATE_GLOB
@@ -258,7 +258,16 @@ def run_headless(
             err.write(f"consort: {final.error}\n")
     record.status, record.message = _status(final, kind), final.error or message
     write_record(turn_dir, record)
-    return final
+    report = AgentReport(
+        adapter=call.adapter,
+        program=call.profile.name,
+        version=call.version,
+        guard=call.guard,
+        refused=tuple(
+            RefusedCall(tool=r.tool, target=r.target, reason=r.reason) for r in summary.refused
+        ),
+    )
+    return replace(final, agent=report)
 
 
 def classify(

@@ -109,6 +109,29 @@ class Task(BaseModel):
         )
 
 
+class RefusedCall(BaseModel):
+    """A tool call Consort's guard refused before it ran (as the agent's CLI reported it)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool: str  # Write, Bash, apply_patch, ...
+    target: str  # the path, or the command
+    reason: str  # what the guard said
+
+
+class AgentReport(BaseModel):
+    """Which agent ran a turn, and what its adapter saw of it (the agent's say-so is agent.json;
+    this is what a person needs beside Consort's own checks)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    adapter: str  # command | replay | claude | codex
+    program: str | None = None  # "Claude Code", "Codex", or the command's program
+    version: str | None = None  # what the CLI says of its version
+    guard: str | None = None  # how protected writes were stopped before they happened
+    refused: tuple[RefusedCall, ...] = ()
+
+
 class TurnResult(BaseModel):
     """result.json: what Consort observed and checked about a turn (never the agent's say-so)."""
 
@@ -121,6 +144,7 @@ class TurnResult(BaseModel):
     error: str | None = None  # why the agent could not run at all, if it could not
     changed_files: tuple[FileChange, ...] = ()
     violations: tuple[Violation, ...] = ()
+    agent: AgentReport | None = None
 
     @property
     def ok(self) -> bool:
