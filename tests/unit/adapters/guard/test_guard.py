@@ -445,3 +445,34 @@ def test_consort_guard_exits_2_with_the_reason_on_stderr(turn: Turn) -> None:
 
     outside = run_guard("{", {})
     assert outside.returncode == 0
+
+
+# ---- programs that read commands from the terminal (Codex's write_stdin feeds them) -------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["bash", "sh -l", "bash -i", "exec bash", "env bash", "python3", "python3 -", "python -i x.py",
+     "node", "perl", "ipython", "psql", "vim", "nano src/app.py", "cd src && sh", "sudo -u x bash"],
+)  # fmt: skip
+def test_terminal_programs_are_refused_when_asked(turn: Turn, command: str) -> None:
+    payload = turn.hook("Bash", {"command": command})
+    decision = guard(payload, turn.env, turn.tree, terminal_programs=False)
+    assert not decision.allowed
+    assert "interactive program" in decision.reason
+    assert guard(payload, turn.env, turn.tree).allowed or command.startswith(("vim", "nano"))
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["bash -c 'ls'", "bash run.sh", "sh <<EOF\nls\nEOF", "echo ls | bash", "python3 x.py",
+     "python3 -c 'print(1)'", "python3 -m pytest", "node x.js", "psql -c 'select 1'", "ls -la"],
+)  # fmt: skip
+def test_commands_given_in_full_are_not_terminal_programs(turn: Turn, command: str) -> None:
+    payload = turn.hook("Bash", {"command": command})
+    assert guard(payload, turn.env, turn.tree, terminal_programs=False).allowed
+
+
+def test_an_editor_on_a_protected_file_is_refused_for_every_cli(turn: Turn) -> None:
+    assert not turn.bash("vim tests/test_a.py")[0]
+    assert turn.bash("vim src/app.py")[0]
