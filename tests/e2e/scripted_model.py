@@ -76,6 +76,7 @@ class Conversation:
     tool_names: tuple[str, ...]
     results: tuple[ToolResult, ...]  # every tool result so far, oldest first
     body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def cwd(self) -> str | None:
@@ -195,7 +196,7 @@ class ScriptedModel:
         tools = tuple(str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict))
         conversation = self._next(
             lambda index: Conversation(
-                "anthropic", session, index, prompt, system, tools, results, body
+                "anthropic", session, index, prompt, system, tools, results, body, headers
             ),
             session,
         )

@@ -208,3 +208,20 @@ def test_a_write_the_hook_cannot_see_is_reverted_by_the_post_turn_check(
     violations = revert_outside_scope(turn.tree, base, turn.task.writable, turn.task.protected)
     assert [(v.path, v.rule) for v in violations] == [("tests/test_stock.py", "tests/**")]
     assert turn.test_file.read_text() == before  # ... and the post-turn check put it back
+
+
+def test_the_users_api_key_helper_logs_the_turn_in(
+    tmp_path: Path, claude: Path, model: ScriptedModel
+) -> None:
+    turn = RealTurn(tmp_path, model.url)
+    config = Path(turn.env["CLAUDE_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    helper = "echo sk-from-the-users-helper"
+    (config / "settings.json").write_text(json.dumps({"apiKeyHelper": helper}))
+    del turn.env["ANTHROPIC_API_KEY"]  # no key in the turn: only the helper can log it in
+    model.brain = Script([[Say("Logged in.")]])
+    outcome = run(turn, claude)
+
+    assert outcome.ok, turn.stderr()  # type: ignore[attr-defined]
+    keys = {c.headers.get("x-api-key") or c.headers.get("X-Api-Key") for c in model.requests}
+    assert keys == {"sk-from-the-users-helper"}
