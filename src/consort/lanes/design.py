@@ -1,24 +1,20 @@
-"""Performing the orchestrator's actions for the design lane: one agent turn, checked.
+"""The design lane's turn: one agent turn writes one design artifact, and Consort checks it.
 
-A turn's output counts only after Consort has checked it: the agent exited on its own, wrote
-nothing outside its scope (anything else is reverted and recorded as a violation), and its output
-validates against the artifact's schema and agrees with the artifacts before it. Only then is the
-artifact accepted: first in the ledger, then copied into `.consort/features/<F>/` — so a crash in
-between leaves a state `derive` recognises and the next `drive` completes.
+A turn's output counts only after Consort has checked it: the guarded turn (`lanes.turn`) saw the
+agent exit on its own and write nothing outside its scope (anything else is reverted and recorded
+as a violation), and its output validates against the artifact's schema and agrees with the
+artifacts before it. Only then is the artifact accepted: first in the ledger, then copied into
+`.consort/features/<F>/` — so a crash in between leaves a state `derive` recognises and the next
+`drive` completes.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from consort.adapters.agents.base import TurnOutcome, build_agent_env
-from consort.adapters.agents.config import adapter_for, agent_settings
-from consort.adapters.agents.task import Task, TurnDir, TurnResult
-from consort.adapters.scope import Violation, revert_outside_scope, snapshot
+from consort.adapters.scope import Violation
 from consort.core.artifacts.canonical import NotCanonicalJson, artifact_hash
 from consort.core.artifacts.registry import (
     ArtifactKind,
@@ -34,11 +30,9 @@ from consort.core.ledger import Actor, EventType, Ledger
 from consort.core.machine import Action
 from consort.core.project import Project
 from consort.core.state import ArtifactCondition, FeatureState
-from consort.core.vocabulary import Role
 from consort.lanes.intake import intake_dir
+from consort.lanes.turn import TurnRequest, Verdict, open_turn, run_turn
 from consort.roles import prompt_for
-
-STDERR_TAIL = 2000
 
 
 @dataclass(frozen=True)
@@ -55,77 +49,35 @@ def run_design_turn(
     if action.artifact is None or action.role is None or action.step is None:
         raise ConsortError(f"not a design turn: {action.describe()}")
     kind = action.artifact
-    # A misconfigured agent is the person's to fix: found before the turn exists, it leaves no
-    # turn folder and no turn.started without an end in the ledger.
-    settings = agent_settings(project, action.role)
-    adapter = adapter_for(project, action.role)
-    turn = TurnDir.allocate(project.state_dir, action.role, action.step)
+    turn = open_turn(project, action.role, action.step)
     out_path = turn.path / "outputs" / default_filename(kind)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
     schema_path = turn.path / f"{kind.value}.schema.json"
     atomic_write_text(schema_path, json.dumps(json_schema(kind), indent=2) + "\n")
-    task = Task(
-        turn=turn.number,
-        role=action.role,
-        step=action.step,
-        attempt=action.attempt,
+    request = TurnRequest(
+        subject=feature.id,
         feature=feature.id,
         story=None,
         item=None,
+        attempt=action.attempt,
+        feedback=action.feedback,
         instructions=_instructions(project, action, kind),
         inputs=_inputs(project, feature, kind, schema_path),
         outputs={kind.value: out_path},
-        writable=(),
+        workdir=project.root,
+        writable=(),  # a design turn changes no file in the working tree
         protected=tuple(project.config.build.protected),
-        feedback=action.feedback,
     )
-    turn.write_task(task)
-    ledger.append(
-        EventType.TURN_STARTED,
-        Actor.ORCHESTRATOR,
-        feature.id,
-        {
-            "turn": turn.name,
-            "role": action.role.value,
-            "step": action.step.value,
-            "attempt": action.attempt,
-        },
+    done = run_turn(
+        project,
+        ledger,
+        turn,
+        request,
+        verdict=Verdict.TURN,
+        check=lambda: _output_problems(project, feature, kind, out_path),
     )
-    # Taken after Consort's own last write: anything changed from here on is the agent's doing.
-    base = snapshot(project.root)
-    env = build_agent_env(turn.task_path, action.role, action.step, None, allow=settings.env_allow)
-    outcome = adapter.run(task, turn, project.root, env)
-    violations = revert_outside_scope(
-        project.root,
-        base,
-        writable=(),
-        protected=tuple(project.config.build.protected),
-        outputs=(),
-        exempt=(str(turn.path.relative_to(project.root)) + "/",),
-    )
-    problems = outcome_problems(outcome) + [
-        f"wrote {v.path} outside its scope ({v.rule}); the change was reverted" for v in violations
-    ]
-    problems += _output_problems(project, feature, kind, out_path)
-    record_turn(ledger, turn, outcome, violations, subject=feature.id, role=action.role)
-    summary = {
-        "turn": turn.name,
-        "role": action.role.value,
-        "step": action.step.value,
-        "attempt": action.attempt,
-        "exit_code": outcome.exit_code,
-        "duration_s": round(outcome.duration_s, 3),
-    }
-    if problems:
-        ledger.append(
-            EventType.TURN_FAILED,
-            Actor.ORCHESTRATOR,
-            feature.id,
-            {**summary, "errors": problems, "feedback": "\n".join(problems)},
-        )
-        return TurnReport(turn.name, False, tuple(problems), tuple(violations))
+    if not done.ok:
+        return TurnReport(done.name, False, done.problems, done.violations)
     digest = artifact_hash(out_path)
-    ledger.append(EventType.TURN_FINISHED, Actor.ORCHESTRATOR, feature.id, summary)
     target = artifact_path(project.state_dir, feature.id, kind)
     ledger.append(
         EventType.ARTIFACT_ACCEPTED,
@@ -134,49 +86,13 @@ def run_design_turn(
         {
             "kind": kind.value,
             "hash": digest,
-            "turn": turn.name,
+            "turn": done.name,
             "source": "turn",
             "path": str(target.relative_to(project.root)),
         },
     )
-    restore_artifact(project, feature.id, kind, turn.name)
-    return TurnReport(turn.name, True, (), tuple(violations))
-
-
-def record_turn(
-    ledger: Ledger,
-    turn: TurnDir,
-    outcome: TurnOutcome,
-    violations: Sequence[Violation],
-    *,
-    subject: str,
-    role: Role,
-) -> None:
-    """What Consort observed of a turn: result.json in its folder, each violation in the ledger."""
-    killed = outcome.killed.value if outcome.killed is not None else None
-    turn.write_result(
-        TurnResult(
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            killed_for_inactivity=killed == "inactivity",
-            killed_for_wall_clock=killed == "wall-clock",
-            error=outcome.error,
-            violations=tuple(violations),
-        )
-    )
-    for violation in violations:
-        ledger.append(
-            EventType.VIOLATION_RECORDED,
-            Actor.ORCHESTRATOR,
-            subject,
-            {
-                "turn": turn.name,
-                "role": role.value,
-                "path": violation.path,
-                "change": str(violation.kind),
-                "rule": violation.rule,
-            },
-        )
+    restore_artifact(project, feature.id, kind, done.name)
+    return TurnReport(done.name, True, (), done.violations)
 
 
 def restore_artifact(
@@ -255,24 +171,6 @@ def _inputs(
         if artifact.condition is ArtifactCondition.ACCEPTED:
             inputs[step.artifact.value] = path
     return inputs
-
-
-def outcome_problems(outcome: TurnOutcome) -> list[str]:
-    """Why a turn's process did not end well, with its stderr's tail: feedback for the agent."""
-    if outcome.ok:
-        return []
-    if outcome.error:
-        return [f"the agent could not run: {outcome.error}"]
-    if outcome.killed is not None:
-        return [
-            f"the agent was stopped ({outcome.killed.value} timeout) "
-            f"after {outcome.duration_s:.0f} s"
-        ]
-    tail = ""
-    with contextlib.suppress(FileNotFoundError):
-        text = outcome.stderr_path.read_text(encoding="utf-8", errors="replace")
-        tail = text[-STDERR_TAIL:].strip()
-    return [f"the agent exited {outcome.exit_code}" + (f": {tail}" if tail else "")]
 
 
 def _output_problems(

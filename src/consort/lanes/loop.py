@@ -25,10 +25,10 @@ from consort.core.machine import Action, next_action
 from consort.core.project import Project
 from consort.core.state import GateKind, GateStatus, State, step_for_artifact
 from consort.core.vocabulary import LANE_ORDER, ActionKind, Lane
+from consort.lanes.design import record_hand_edit, restore_artifact, run_design_turn
 from consort.lanes.gates import covered_hashes, proxy_policy
 from consort.lanes.humans import refuse_agent
 from consort.lanes.intake import resolve_feature
-from consort.lanes.turn import record_hand_edit, restore_artifact, run_design_turn
 
 Progress = Callable[[str], None]
 BUILD_ACTIONS = frozenset(

@@ -15,9 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from consort.adapters.agents.base import TurnOutcome, build_agent_env
-from consort.adapters.agents.config import adapter_for, agent_settings
-from consort.adapters.agents.task import Task, TurnDir
 from consort.core.artifacts.build import CyclePlan, ReviewVerdict
 from consort.core.artifacts.registry import (
     ArtifactKind,
@@ -35,12 +32,12 @@ from consort.core.machine import Action
 from consort.core.vocabulary import ActionKind
 from consort.core.project import Project
 from consort.roles import prompt_for
-from consort.adapters.scope import glob_match, revert_outside_scope, snapshot
+from consort.adapters.scope import glob_match
 from consort.core.state import BuildState, FeatureState, ItemState, State, StoryState
 from consort.adapters.tdd.junit import JUnitReport
 from consort.adapters.tdd.rules import green_problems, red_problems
 from consort.adapters.tdd.runner import RunEvidence, migrate, run_suite
-from consort.lanes.turn import outcome_problems, record_turn
+from consort.lanes.turn import OpenTurn, TurnRequest, TurnRun, Verdict, open_turn, run_turn
 from consort.adapters.vcs import Git
 
 WORKTREES_DIR = "worktrees"
@@ -225,96 +222,40 @@ def _reset(worktree: Path, commit: str) -> None:
     git.run("clean", "-q", "-fd")
 
 
-@dataclass(frozen=True)
-class _Turn:
-    turn: TurnDir
-    outcome: TurnOutcome
-    problems: list[str]
-
-
 def _agent_turn(
     ctx: Build,
     action: Action,
     story: StoryState,
     item: ItemState,
+    turn: OpenTurn,
     *,
     outputs: dict[str, Path],
     inputs: dict[str, Path],
     writable: Sequence[str],
     protected: Sequence[str],
     instructions: str,
-    turn: TurnDir,
-) -> _Turn:
-    if action.role is None or action.step is None or story.worktree is None:
+    verdict: Verdict = Verdict.STEP,
+    check: Callable[[], Sequence[str]] | None = None,
+) -> TurnRun:
+    """A build turn in the story's worktree, with the story's own branch database."""
+    if story.worktree is None:
         raise ConsortError(f"not a build turn: {action.describe()}")
-    worktree = Path(story.worktree)
-    task = Task(
-        turn=turn.number,
-        role=action.role,
-        step=action.step,
-        attempt=action.attempt,
+    request = TurnRequest(
+        subject=ctx.subject(story, item),
         feature=ctx.feature.id,
         story=story.key,
         item=item.id,
+        attempt=action.attempt,
+        feedback=action.feedback,
         instructions=instructions,
         inputs=inputs,
         outputs=outputs,
+        workdir=Path(story.worktree),
         writable=tuple(writable),
         protected=tuple(protected),
-        feedback=action.feedback,
+        database_url=ctx.paired.url(story.branch),  # its own branch database, never the parent's
     )
-    turn.write_task(task)
-    ctx.append(
-        EventType.TURN_STARTED,
-        ctx.subject(story, item),
-        {
-            "turn": turn.name,
-            "role": action.role.value,
-            "step": action.step.value,
-            "attempt": action.attempt,
-        },
-    )
-    base = snapshot(worktree)
-    project_base = snapshot(ctx.project.root)
-    settings = agent_settings(ctx.project, action.role)
-    env = build_agent_env(
-        turn.task_path,
-        action.role,
-        action.step,
-        ctx.paired.url(story.branch),  # its own branch database, never the parent's
-        allow=settings.env_allow,
-    )
-    outcome = adapter_for(ctx.project, action.role).run(task, turn, worktree, env)
-    violations = revert_outside_scope(worktree, base, writable, protected)
-    # The main checkout (ledger, artifacts) is out of every build turn's scope.
-    violations += revert_outside_scope(
-        ctx.project.root,
-        project_base,
-        (),
-        (),
-        exempt=(str(turn.path.relative_to(ctx.project.root)) + "/",),
-    )
-    # Only now: the main checkout was just restored to how it was before the agent ran.
-    ctx.append(
-        EventType.TURN_FINISHED,
-        ctx.subject(story, item),
-        {
-            "turn": turn.name,
-            "role": action.role.value,
-            "step": action.step.value,
-            "exit_code": outcome.exit_code,
-            "duration_s": round(outcome.duration_s, 3),
-            "killed": outcome.killed.value if outcome.killed else None,
-        },
-    )
-    record_turn(
-        ctx.ledger, turn, outcome, violations, subject=ctx.subject(story, item), role=action.role
-    )
-    problems = outcome_problems(outcome) + [
-        f"changed {v.path}, which this turn may not change ({v.rule}); the change was reverted"
-        for v in violations
-    ]
-    return _Turn(turn, outcome, problems)
+    return run_turn(ctx.project, ctx.ledger, turn, request, verdict=verdict, check=check)
 
 
 def _design_inputs(ctx: Build) -> dict[str, Path]:
@@ -350,7 +291,7 @@ def _instructions(ctx: Build, action: Action, item: ItemState, task_text: str) -
     )
 
 
-def _schema_input(turn: TurnDir, kind: ArtifactKind) -> Path:
+def _schema_input(turn: OpenTurn, kind: ArtifactKind) -> Path:
     path = turn.path / f"{kind.value}.schema.json"
     atomic_write_text(path, json.dumps(json_schema(kind), indent=2) + "\n")
     return path
@@ -398,7 +339,7 @@ def _fail(
     story: StoryState,
     item: ItemState,
     *,
-    turn: TurnDir,
+    turn: str,
     action: Action,
     problems: list[str],
     evidence: RunEvidence | None,
@@ -407,7 +348,7 @@ def _fail(
     if evidence is not None and evidence.output_tail:
         feedback += "\n\nTest output (tail):\n" + evidence.output_tail
     data = {
-        "turn": turn.name,
+        "turn": turn,
         "step": action.step.value if action.step else None,
         "attempt": action.attempt,
         "reasons": problems,
@@ -416,9 +357,9 @@ def _fail(
     }
     ctx.append(kind, ctx.subject(story, item), data)
     _cycle_record(
-        ctx, story, item, f"{kind.value}-{action.attempt}", {"reasons": problems, "turn": turn.name}
+        ctx, story, item, f"{kind.value}-{action.attempt}", {"reasons": problems, "turn": turn}
     )
-    ctx.progress(f"  {kind.value} ({turn.name}): " + "; ".join(problems)[:300])
+    ctx.progress(f"  {kind.value} ({turn}): " + "; ".join(problems)[:300])
 
 
 def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None:
@@ -427,9 +368,8 @@ def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None
     worktree = Path(story.worktree)
     head = story.head or Git(worktree).out("rev-parse", "HEAD")
     _reset(worktree, head)
-    turn = TurnDir.allocate(ctx.project.state_dir, action.role, action.step)
+    turn = open_turn(ctx.project, action.role, action.step)
     plan_path = turn.path / "outputs" / default_filename(ArtifactKind.CYCLE_PLAN)
-    plan_path.parent.mkdir(parents=True, exist_ok=True)
     writable = tuple(ctx.project.config.build.protected)  # the navigator writes tests only
     inputs = {**_design_inputs(ctx), "schema": _schema_input(turn, ArtifactKind.CYCLE_PLAN)}
     text = (
@@ -442,12 +382,12 @@ def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None
         action,
         story,
         item,
+        turn,
         outputs={ArtifactKind.CYCLE_PLAN.value: plan_path},
         inputs=inputs,
         writable=writable,
         protected=(STATE_GUARD,),
         instructions=_instructions(ctx, action, item, text),
-        turn=turn,
     )
     problems = list(done.problems)
     problems += [f"cycle-plan: {p}" for p in validation_errors(ArtifactKind.CYCLE_PLAN, plan_path)]
@@ -476,14 +416,14 @@ def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None
             EventType.RED_FAILED,
             story,
             item,
-            turn=done.turn,
+            turn=done.name,
             action=action,
             problems=problems,
             evidence=evidence,
         )
         return
     data = {
-        "turn": done.turn.name,
+        "turn": done.name,
         "commit": evidence.commit,
         "plan": plan.model_dump(mode="json"),
         "run": evidence.as_data(),
@@ -491,13 +431,13 @@ def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None
     ctx.append(EventType.RED_VERIFIED, ctx.subject(story, item), data)
     _cycle_record(ctx, story, item, "red", data)
     ctx.progress(
-        f"  RED verified ({done.turn.name}): {len(plan.test_ids)} new test(s) fail as declared"
+        f"  RED verified ({done.name}): {len(plan.test_ids)} new test(s) fail as declared"
     )
 
 
 @dataclass(frozen=True)
 class _DriverTurn:
-    turn: TurnDir
+    turn: str  # its name
     commit: str | None  # None: the driver changed nothing
     evidence: RunEvidence | None
     problems: list[str]
@@ -520,18 +460,18 @@ def _driver_turn(
         raise ConsortError(f"{story.key} has no worktree")
     worktree = Path(story.worktree)
     _reset(worktree, base)
-    turn = TurnDir.allocate(ctx.project.state_dir, action.role, action.step)
+    turn = open_turn(ctx.project, action.role, action.step)
     done = _agent_turn(
         ctx,
         action,
         story,
         item,
+        turn,
         outputs={},
         inputs=_design_inputs(ctx),
         writable=("**",),
         protected=ctx.protected,
         instructions=_instructions(ctx, action, item, text),
-        turn=turn,
     )
     problems = list(done.problems)
     commit: str | None = None
@@ -547,7 +487,7 @@ def _driver_turn(
                 )
     if problems:
         _reset(worktree, base)
-    return _DriverTurn(done.turn, commit, evidence, problems)
+    return _DriverTurn(done.name, commit, evidence, problems)
 
 
 def _green(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None:
@@ -582,14 +522,14 @@ def _green(ctx: Build, action: Action, story: StoryState, item: ItemState) -> No
         )
         return
     data = {
-        "turn": done.turn.name,
+        "turn": done.turn,
         "commit": done.evidence.commit,
         "red_commit": item.red_commit,
         "run": done.evidence.as_data(),
     }
     ctx.append(EventType.GREEN_VERIFIED, ctx.subject(story, item), data)
     _cycle_record(ctx, story, item, "green", data)
-    ctx.progress(f"  GREEN verified ({done.turn.name}): {len(done.evidence.passing)} tests pass")
+    ctx.progress(f"  GREEN verified ({done.turn}): {len(done.evidence.passing)} tests pass")
 
 
 def _review(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None:
@@ -605,7 +545,7 @@ def _review(ctx: Build, action: Action, story: StoryState, item: ItemState) -> N
         raise ConsortError(f"{item.id} has no GREEN commit to review")
     worktree = Path(story.worktree)
     _reset(worktree, item.green_commit)
-    turn = TurnDir.allocate(ctx.project.state_dir, action.role, action.step)
+    turn = open_turn(ctx.project, action.role, action.step)
     smells = find_smells(
         worktree, item.red_commit, item.green_commit, ctx.project.config.build.protected
     )
@@ -616,7 +556,6 @@ def _review(ctx: Build, action: Action, story: StoryState, item: ItemState) -> N
     smells_path = turn.path / "static-checks.json"
     atomic_write_json(smells_path, [s.as_data() for s in smells])
     review_path = turn.path / "outputs" / default_filename(ArtifactKind.REVIEW)
-    review_path.parent.mkdir(parents=True, exist_ok=True)
     text = (
         'Review the change that made the test pass (`inputs["diff"]`) with the static checks\' '
         'findings (`inputs["static-checks"]`). Write your verdict as JSON to '
@@ -627,6 +566,7 @@ def _review(ctx: Build, action: Action, story: StoryState, item: ItemState) -> N
         action,
         story,
         item,
+        turn,
         outputs={ArtifactKind.REVIEW.value: review_path},
         inputs={
             **_design_inputs(ctx),
@@ -637,26 +577,18 @@ def _review(ctx: Build, action: Action, story: StoryState, item: ItemState) -> N
         writable=(),
         protected=ctx.protected,
         instructions=_instructions(ctx, action, item, text),
-        turn=turn,
+        # A verdict that does not validate fails the review turn itself (`turn.failed`).
+        verdict=Verdict.TURN,
+        check=lambda: [
+            f"review: {p}" for p in validation_errors(ArtifactKind.REVIEW, review_path)
+        ],
     )
-    problems = list(done.problems)
-    problems += [f"review: {p}" for p in validation_errors(ArtifactKind.REVIEW, review_path)]
-    if problems:
-        ctx.append(
-            EventType.TURN_FAILED,
-            ctx.subject(story, item),
-            {
-                "turn": done.turn.name,
-                "step": "review",
-                "errors": problems,
-                "feedback": "\n".join(problems),
-            },
-        )
-        ctx.progress(f"  review failed ({done.turn.name}): " + "; ".join(problems)[:300])
+    if not done.ok:
+        ctx.progress(f"  review failed ({done.name}): " + "; ".join(done.problems)[:300])
         return
     verdict: ReviewVerdict = load_artifact(ArtifactKind.REVIEW, review_path)
     data = {
-        "turn": done.turn.name,
+        "turn": done.name,
         "verdict": verdict.verdict.value,
         "reasons": list(verdict.reasons),
         "smells": [s.as_data() for s in smells],
@@ -664,7 +596,7 @@ def _review(ctx: Build, action: Action, story: StoryState, item: ItemState) -> N
     ctx.append(EventType.REVIEW_RECORDED, ctx.subject(story, item), data)
     _cycle_record(ctx, story, item, "review", data)
     ctx.progress(
-        f"  review ({done.turn.name}): {verdict.verdict.value}"
+        f"  review ({done.name}): {verdict.verdict.value}"
         + (f" — {'; '.join(verdict.reasons)}" if verdict.reasons else "")
         + (f"; static checks: {len(smells)} finding(s)" if smells else "")
     )
@@ -700,7 +632,7 @@ def _refactor(ctx: Build, action: Action, story: StoryState, item: ItemState) ->
         )
         return
     data = {
-        "turn": done.turn.name,
+        "turn": done.turn,
         "commit": done.commit or item.green_commit,
         "red_commit": item.red_commit,
         "unchanged": done.commit is None,
@@ -709,7 +641,7 @@ def _refactor(ctx: Build, action: Action, story: StoryState, item: ItemState) ->
     ctx.append(EventType.REFACTOR_VERIFIED, ctx.subject(story, item), data)
     _cycle_record(ctx, story, item, "refactor", data)
     suffix = " (no change)" if done.commit is None else ""
-    ctx.progress(f"  REFACTOR verified ({done.turn.name}){suffix}")
+    ctx.progress(f"  REFACTOR verified ({done.turn}){suffix}")
 
 
 _CYCLE_STEPS: dict[str, Callable[[Build, Action, StoryState, ItemState], None]] = {

@@ -1,0 +1,297 @@
+"""The one guarded agent turn, used by every design and build turn.
+
+A turn is run in this order, and nowhere else:
+
+1. `open_turn`: the role's agent is resolved (a misconfigured agent is the person's to fix: it
+   stops the run before the turn exists, leaving no turn folder and no `turn.started` without an
+   end), then the turn folder `.consort/turns/<NNNN>-<role>-<step>/` is allocated. The caller may
+   put inputs (a schema, a diff) into the folder.
+2. `run_turn`: task.json is written and `turn.started` appended; the trees the agent can reach
+   are snapshotted after Consort's own last write, so that every change from there on is the
+   agent's doing; the agent process is launched (`_launch`, the only place one is); then its
+   changes are checked (`_revert_breaches`, the only place they are): every change outside the
+   turn's scope is reverted and becomes a violation. Only after that — the main checkout is back
+   as it was — does Consort write again: result.json, one `violation.recorded` per violation,
+   and the turn's end in the ledger.
+
+Retries are the machine's: a failed turn's problems are its feedback, and the next action asks
+for the same step again with `attempt + 1` and that feedback, which `run_turn` hands the agent
+in task.json. How a failed turn ends depends on who judges it (`Verdict`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from consort.adapters.agents.base import Adapter, TurnOutcome, build_agent_env
+from consort.adapters.agents.config import agent_settings, make_adapter
+from consort.adapters.agents.task import Task, TurnDir, TurnResult
+from consort.adapters.scope import Violation, revert_outside_scope, snapshot
+from consort.core.ledger import Actor, EventType, Ledger
+from consort.core.project import Project
+from consort.core.vocabulary import Role, Step
+
+STDERR_TAIL = 2000
+
+
+class Verdict(Enum):
+    """Who records a turn's failure, and so how the turn ends in the ledger."""
+
+    # The turn's own problems are the verdict: it ends as `turn.failed` (with the problems as
+    # the next attempt's feedback) or `turn.finished`. Design turns, and the review.
+    TURN = "turn"
+    # The turn ends as `turn.finished` whatever its problems; the cycle step that ran it judges
+    # it together with its test run and records `red.failed`, `green.failed`, ... itself.
+    STEP = "step"
+
+
+@dataclass(frozen=True)
+class OpenTurn:
+    """A turn whose folder exists and whose agent is ready; nothing has run yet."""
+
+    dir: TurnDir
+    adapter: Adapter
+    env_allow: tuple[str, ...]
+
+    @property
+    def path(self) -> Path:
+        return self.dir.path
+
+    @property
+    def name(self) -> str:
+        return self.dir.name
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """What one turn asks of its agent, where it may work, and where its record goes."""
+
+    subject: str  # the ledger subject: the feature, or "<feature>/<story>/<item>"
+    feature: str
+    story: str | None
+    item: str | None
+    attempt: int
+    feedback: str | None  # the previous attempt's failure
+    instructions: str
+    inputs: Mapping[str, Path]
+    outputs: Mapping[str, Path]
+    workdir: Path  # the tree the agent works in: the project root, or a story's worktree
+    writable: tuple[str, ...]  # globs relative to `workdir`
+    protected: tuple[str, ...]
+    database_url: str | None = None  # the turn's own branch database, never a parent's
+
+
+@dataclass(frozen=True)
+class TurnRun:
+    """What Consort observed of a turn, after reverting what it was not allowed to change."""
+
+    dir: TurnDir
+    outcome: TurnOutcome
+    violations: tuple[Violation, ...]
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def name(self) -> str:
+        return self.dir.name
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def open_turn(project: Project, role: Role, step: Step) -> OpenTurn:
+    settings = agent_settings(project, role)
+    adapter = make_adapter(settings)
+    return OpenTurn(TurnDir.allocate(project.state_dir, role, step), adapter, settings.env_allow)
+
+
+def run_turn(
+    project: Project,
+    ledger: Ledger,
+    turn: OpenTurn,
+    request: TurnRequest,
+    *,
+    verdict: Verdict,
+    check: Callable[[], Sequence[str]] | None = None,
+) -> TurnRun:
+    """Run the agent once, guarded; `check` (its outputs' checks) runs after the revert."""
+    task = _task(turn.dir, request)
+    for output in task.outputs.values():
+        output.parent.mkdir(parents=True, exist_ok=True)
+    turn.dir.write_task(task)
+    ledger.append(
+        EventType.TURN_STARTED,
+        Actor.ORCHESTRATOR,
+        request.subject,
+        {
+            "turn": turn.name,
+            "role": task.role.value,
+            "step": task.step.value,
+            "attempt": task.attempt,
+        },
+    )
+    guards = _guards(project, turn.dir, request)
+    outcome = _launch(turn, task, request)
+    violations = _revert_breaches(guards)
+    # From here on Consort writes again: every tree the agent could reach is as allowed.
+    _record(ledger, turn.dir, outcome, violations, subject=request.subject, role=task.role)
+    problems = outcome_problems(outcome) + [violation_problem(v) for v in violations]
+    if check is not None:
+        problems += check()
+    summary = _summary(turn.dir, task, outcome)
+    if problems and verdict is Verdict.TURN:
+        ledger.append(
+            EventType.TURN_FAILED,
+            Actor.ORCHESTRATOR,
+            request.subject,
+            {**summary, "errors": problems, "feedback": "\n".join(problems)},
+        )
+    else:
+        ledger.append(EventType.TURN_FINISHED, Actor.ORCHESTRATOR, request.subject, summary)
+    return TurnRun(turn.dir, outcome, tuple(violations), tuple(problems))
+
+
+def _task(turn: TurnDir, request: TurnRequest) -> Task:
+    return Task(
+        turn=turn.number,
+        role=turn.role,
+        step=turn.step,
+        attempt=request.attempt,
+        feature=request.feature,
+        story=request.story,
+        item=request.item,
+        instructions=request.instructions,
+        inputs=dict(request.inputs),
+        outputs=dict(request.outputs),
+        writable=request.writable,
+        protected=request.protected,
+        feedback=request.feedback,
+    )
+
+
+def _launch(turn: OpenTurn, task: Task, request: TurnRequest) -> TurnOutcome:
+    """The one place an agent process is started: with only the protocol's environment (its
+    task file, role, step, its own database) and the variables the project allows."""
+    env = build_agent_env(
+        turn.dir.task_path, task.role, task.step, request.database_url, allow=turn.env_allow
+    )
+    return turn.adapter.run(task, turn.dir, request.workdir, env)
+
+
+@dataclass(frozen=True)
+class _Guard:
+    """One tree the agent can reach, its scope in it, and its content before the agent ran."""
+
+    tree: Path
+    writable: tuple[str, ...]
+    protected: tuple[str, ...]
+    exempt: tuple[str, ...]
+    base: str
+
+
+def _guards(project: Project, turn: TurnDir, request: TurnRequest) -> list[_Guard]:
+    """The turn's working tree in its scope; and the main checkout (ledger, artifacts), out of
+    every turn's scope, when the agent works elsewhere. The turn's own folder is exempt: the
+    agent writes its outputs there and Consort its record."""
+    scopes = [(request.workdir, request.writable, request.protected)]
+    if request.workdir.resolve() != project.root.resolve():
+        scopes.append((project.root, (), ()))
+    return [
+        _Guard(tree, writable, protected, _exempt(turn, tree), snapshot(tree))
+        for tree, writable, protected in scopes
+    ]
+
+
+def _exempt(turn: TurnDir, tree: Path) -> tuple[str, ...]:
+    if not turn.path.is_relative_to(tree):
+        return ()
+    return (str(turn.path.relative_to(tree)) + "/",)
+
+
+def _revert_breaches(guards: Sequence[_Guard]) -> list[Violation]:
+    """The one place a turn's changes are checked: every change since the snapshot that its
+    scope does not allow is reverted and returned as a violation."""
+    violations: list[Violation] = []
+    for guard in guards:
+        violations += revert_outside_scope(
+            guard.tree, guard.base, guard.writable, guard.protected, exempt=guard.exempt
+        )
+    return violations
+
+
+def _record(
+    ledger: Ledger,
+    turn: TurnDir,
+    outcome: TurnOutcome,
+    violations: Sequence[Violation],
+    *,
+    subject: str,
+    role: Role,
+) -> None:
+    """What Consort observed of a turn: result.json in its folder, each violation in the ledger."""
+    killed = outcome.killed.value if outcome.killed is not None else None
+    turn.write_result(
+        TurnResult(
+            exit_code=outcome.exit_code,
+            duration_s=outcome.duration_s,
+            killed_for_inactivity=killed == "inactivity",
+            killed_for_wall_clock=killed == "wall-clock",
+            error=outcome.error,
+            violations=tuple(violations),
+        )
+    )
+    for violation in violations:
+        ledger.append(
+            EventType.VIOLATION_RECORDED,
+            Actor.ORCHESTRATOR,
+            subject,
+            {
+                "turn": turn.name,
+                "role": role.value,
+                "path": violation.path,
+                "change": str(violation.kind),
+                "rule": violation.rule,
+            },
+        )
+
+
+def _summary(turn: TurnDir, task: Task, outcome: TurnOutcome) -> dict[str, Any]:
+    return {
+        "turn": turn.name,
+        "role": task.role.value,
+        "step": task.step.value,
+        "attempt": task.attempt,
+        "exit_code": outcome.exit_code,
+        "duration_s": round(outcome.duration_s, 3),
+        "killed": outcome.killed.value if outcome.killed is not None else None,
+    }
+
+
+def violation_problem(violation: Violation) -> str:
+    return (
+        f"changed {violation.path}, which this turn may not change ({violation.rule}); "
+        "the change was reverted"
+    )
+
+
+def outcome_problems(outcome: TurnOutcome) -> list[str]:
+    """Why a turn's process did not end well, with its stderr's tail: feedback for the agent."""
+    if outcome.ok:
+        return []
+    if outcome.error:
+        return [f"the agent could not run: {outcome.error}"]
+    if outcome.killed is not None:
+        return [
+            f"the agent was stopped ({outcome.killed.value} timeout) "
+            f"after {outcome.duration_s:.0f} s"
+        ]
+    tail = ""
+    with contextlib.suppress(FileNotFoundError):
+        text = outcome.stderr_path.read_text(encoding="utf-8", errors="replace")
+        tail = text[-STDERR_TAIL:].strip()
+    return [f"the agent exited {outcome.exit_code}" + (f": {tail}" if tail else "")]
