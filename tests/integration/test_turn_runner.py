@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from consort.adapters.agents.task import TURNS_DIR, TurnDir
+from consort.adapters.agents.task import TurnDir
 from consort.core.errors import UsageError
 from consort.core.ledger import Event, EventType, Ledger, ledger_path
 from consort.core.project import Project
@@ -212,7 +212,9 @@ def test_a_failed_exit_fails_the_turn_with_its_stderr(setup: Setup) -> None:
     assert failed.data["exit_code"] == 3 and failed.data["killed"] is None
     assert failed.data["attempt"] == 1
     assert list(failed.data["errors"]) == list(done.problems)
-    assert json.loads(done.dir.result_path.read_text())["exit_code"] == 3
+    result = json.loads(done.dir.result_path.read_text())
+    assert result["exit_code"] == 3
+    assert result["agent"]["adapter"] == "command"
 
 
 def test_a_clean_turn_finishes_and_runs_the_checks_after_the_revert(setup: Setup) -> None:
@@ -289,7 +291,7 @@ def test_a_misconfigured_agent_stops_before_the_turn_exists(setup: Setup) -> Non
     (setup.root / "consort.toml").write_text('[agents]\ndefault = "command"\n')
     with pytest.raises(UsageError, match="no command is set"):
         open_turn(setup.project, Role.SPEC_AUTHOR, Step.SPEC)
-    turns = setup.project.state_dir / TURNS_DIR
+    turns = setup.project.layout.turns
     assert not turns.exists() or not [p for p in turns.iterdir() if not p.name.startswith(".")]
     assert not setup.ledger_file.exists()
 
@@ -322,7 +324,7 @@ def test_a_failed_turn_is_retried_with_its_problems_as_feedback(setup: Setup) ->
         e for e in _of(events, EventType.ARTIFACT_ACCEPTED) if e.data["kind"] == "feature-spec"
     ]
     assert accepted.data["turn"] == started[1].data["turn"]
-    assert TurnDir.open(project.state_dir / TURNS_DIR / str(accepted.data["turn"]))
+    assert TurnDir.open(project.layout.turn(str(accepted.data["turn"])))
 
 
 def test_the_agent_is_launched_in_one_place_only() -> None:

@@ -243,6 +243,7 @@ def _record(
             killed_for_wall_clock=killed == "wall-clock",
             error=outcome.error,
             violations=tuple(violations),
+            agent=outcome.agent,
         )
     )
     for violation in violations:
