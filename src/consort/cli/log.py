@@ -72,23 +72,25 @@ def summary(data: dict[str, Any], width: int = SUMMARY_WIDTH) -> str:
 
 def _print_table(events: list[LogEntry]) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     from consort.cli import ui
+    from consort.cli.table import Column, print_table
 
-    # Only the data summary wraps: Rich narrows wrappable columns first, so the short columns
-    # stay whole on a narrow terminal. The year is left out to save width (`--json` has it).
-    grid = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), header_style="bold")
-    for name in ("seq", "UTC", "actor", "type", "subject"):
-        grid.add_column(name, no_wrap=True, justify="right" if name == "seq" else "left")
-    grid.add_column("data")
-    for event in events:
-        grid.add_row(
-            str(event.seq),
-            event.time.strftime("%m-%d %H:%M:%S"),
-            event.actor,
-            event.type,
-            escape(event.subject or "-"),
-            escape(summary(event.data)),
-        )
-    ui.console().print(grid)
+    # Only the data summary wraps, so the short columns stay whole while the terminal has room
+    # for them. The year is left out to save width (`--json` has it).
+    columns = [Column("seq", justify="right"), *map(Column, ("UTC", "actor", "type", "subject"))]
+    print_table(
+        ui.console(),
+        [*columns, Column("data")],
+        [
+            [
+                str(event.seq),
+                event.time.strftime("%m-%d %H:%M:%S"),
+                event.actor,
+                event.type,
+                escape(event.subject or "-"),
+                escape(summary(event.data)),
+            ]
+            for event in events
+        ],
+    )
