@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from consort.adapters.vcs import Git, require_git
-from consort.core.config import CONFIG_FILE, DEFAULT_CONFIG_TEXT, DbBackendKind
+from consort.core.config import DEFAULT_CONFIG_TEXT, DbBackendKind
 from consort.core.errors import UsageError
 from consort.core.fsutil import atomic_write_text
 from consort.core.layout import COMMITTED_FOLDERS, IGNORED, LEDGER_FILE, ROLES_DIR, STATE_DIR
-from consort.core.project import Project
+from consort.core.project import CONFIG_FILE, Project
 
 GITIGNORE_ENTRIES = (".env", *IGNORED)
 OWNER_FILE = "owner"

@@ -10,8 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from consort.core.errors import UsageError
 
-CONFIG_FILE = "consort.toml"
-
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -5,10 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from consort.core.config import CONFIG_FILE, Config, load_config
 from consort.core.errors import UsageError
 from consort.core.layout import STATE_DIR, Layout
+
+if TYPE_CHECKING:
+    from consort.core.config import Config
+
+CONFIG_FILE = "consort.toml"
+"""The file that makes a folder a Consort project."""
 
 
 @dataclass(frozen=True)
@@ -21,6 +27,9 @@ class Project:
 
     @cached_property
     def config(self) -> Config:
+        # Loaded on first use: commands that only read the ledger need no pydantic.
+        from consort.core.config import load_config
+
         return load_config(self.config_path)
 
     @property

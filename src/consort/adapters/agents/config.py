@@ -49,9 +49,8 @@ from consort.adapters.agents.command import (
 )
 from consort.adapters.agents.headless import DEFAULT_RETRIES, DEFAULT_RETRY_BACKOFF_S, RetryPolicy
 from consort.adapters.agents.replay import ReplayAdapter
-from consort.core.config import CONFIG_FILE
 from consort.core.errors import UsageError
-from consort.core.project import Project
+from consort.core.project import CONFIG_FILE, Project
 from consort.core.vocabulary import Role
 
 _Model = TypeVar("_Model", bound=BaseModel)

@@ -1,12 +1,15 @@
 """The ledger: `.consort/ledger.jsonl`, an append-only, hash-chained log of every event.
 
-- `events`: the event types, their actors, and one typed payload model per type (read its
-  docstring to add a type);
+- `kinds`: the event types and their actors;
+- `events`: one typed payload model per event type (read its docstring to add a type);
 - `chain`: the canonical line format, hashing, parsing, and verifying a chain of lines;
 - `store`: the file itself, read, verified and appended to under a lock (`Ledger`).
 
-The names most callers need are importable from here.
+The names most callers need are importable from here. Those of `events` load its models, and
+pydantic, on first use, so that reading and verifying the ledger (`consort log`) loads neither.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from consort.core.ledger.chain import (
     FIELDS,
@@ -23,15 +26,7 @@ from consort.core.ledger.chain import (
     parse_line,
     scan_lines,
 )
-from consort.core.ledger.events import (
-    PAYLOADS,
-    Actor,
-    EventDataInvalid,
-    EventPayload,
-    EventType,
-    PayloadIncomplete,
-    payload_of,
-)
+from consort.core.ledger.kinds import Actor, EventType
 from consort.core.ledger.store import (
     Ledger,
     LedgerCorrupt,
@@ -39,6 +34,28 @@ from consort.core.ledger.store import (
     LedgerTampered,
     ledger_path,
 )
+
+if TYPE_CHECKING:
+    from consort.core.ledger.events import (
+        PAYLOADS,
+        EventDataInvalid,
+        EventPayload,
+        PayloadIncomplete,
+        payload_of,
+    )
+
+_FROM_EVENTS = frozenset(
+    {"PAYLOADS", "EventDataInvalid", "EventPayload", "PayloadIncomplete", "payload_of"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_EVENTS:
+        from consort.core.ledger import events
+
+        return getattr(events, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "FIELDS",

@@ -17,9 +17,12 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from consort.core.ledger.events import Actor, EventPayload, EventType, payload_of
+from consort.core.ledger.kinds import Actor, EventType
+
+if TYPE_CHECKING:
+    from consort.core.ledger.events import EventPayload
 
 GENESIS = hashlib.sha256(b"").hexdigest()
 """The `prev` of the first event: the SHA-256 of the empty string."""
@@ -81,6 +84,8 @@ class Event:
     @cached_property
     def payload(self) -> EventPayload:
         """`data` as its type's model (parsed on first use; raises EventDataInvalid)."""
+        from consort.core.ledger.events import payload_of  # the models load on first use
+
         return payload_of(self)
 
 

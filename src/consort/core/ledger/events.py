@@ -24,7 +24,8 @@ Writing is exact. A field is written when the writer gives it (explicitly, even 
 
 To add an event type:
 
-1. add a member to `EventType` (its value is what the ledger stores: never change one);
+1. add a member to `EventType` in `kinds` (its value is what the ledger stores: never change
+   one);
 2. add its model below, a subclass of `EventPayload` with `event_type = EventType.THE_MEMBER`
    (the registry `PAYLOADS` fills itself; a second model for one type is an error). Give every
    field a default so that an event lacking it still reads, and mark `WhenGiven` the fields a
@@ -43,64 +44,11 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from consort.core.errors import ConsortError, ExitCode
+from consort.core.ledger.kinds import EventType
 from consort.core.vocabulary import ArtifactKind, GateKind, Role, Step, Verdict
 
 if TYPE_CHECKING:
     from consort.core.ledger.chain import Event
-
-
-class EventType(StrEnum):
-    """What happened. Add new kinds here (and their model below); the value is what the ledger
-    stores."""
-
-    # project and plan lane
-    PROJECT_INITIALISED = "project.initialised"
-    INTAKE_RECORDED = "intake.recorded"
-    FEATURE_CREATED = "feature.created"
-    # agent turns and what the orchestrator made of them
-    TURN_STARTED = "turn.started"
-    TURN_FINISHED = "turn.finished"
-    TURN_FAILED = "turn.failed"
-    ARTIFACT_ACCEPTED = "artifact.accepted"
-    ARTIFACT_REJECTED = "artifact.rejected"
-    VIOLATION_RECORDED = "violation.recorded"
-    # gates
-    GATE_FROZEN = "gate.frozen"
-    GATE_APPROVED = "gate.approved"
-    GATE_REJECTED = "gate.rejected"
-    GATE_REOPENED = "gate.reopened"
-    # escalations to a human
-    ESCALATION_RAISED = "escalation.raised"
-    ESCALATION_RESOLVED = "escalation.resolved"
-    # the drive loop
-    DRIVE_STARTED = "drive.started"
-    DRIVE_STOPPED = "drive.stopped"
-    # build lane
-    CYCLE_PLANNED = "cycle.planned"
-    RED_VERIFIED = "red.verified"
-    RED_FAILED = "red.failed"
-    GREEN_VERIFIED = "green.verified"
-    GREEN_FAILED = "green.failed"
-    REVIEW_RECORDED = "review.recorded"
-    REFACTOR_VERIFIED = "refactor.verified"
-    REFACTOR_FAILED = "refactor.failed"
-    BRANCH_CREATED = "branch.created"
-    # deploy and promote lanes
-    DEPLOY_VERIFIED = "deploy.verified"
-    DEPLOY_FAILED = "deploy.failed"
-    FEATURE_PROMOTED = "feature.promoted"
-    STORY_ACCEPTED = "story.accepted"
-    STORY_MERGED = "story.merged"
-    AMENDMENT_APPROVED = "amendment.approved"
-
-
-class Actor(StrEnum):
-    """Who caused an event."""
-
-    ORCHESTRATOR = "orchestrator"
-    ROLE = "role"  # a role agent's turn
-    HUMAN = "human"
-    PROXY = "proxy"  # the human proxy policy, in gates mode "proxy"
 
 
 class ArtifactSource(StrEnum):

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from consort.core.errors import ConsortError, ExitCode
 from consort.core.fsutil import file_lock
@@ -33,7 +33,10 @@ from consort.core.ledger.chain import (
     parse_line,
     scan_lines,
 )
-from consort.core.ledger.events import Actor, EventPayload, EventType
+from consort.core.ledger.kinds import Actor, EventType
+
+if TYPE_CHECKING:
+    from consort.core.ledger.events import EventPayload
 
 # How much of the file's end is read at a time when looking for the start of the last line.
 _TAIL_CHUNK = 64 * 1024
