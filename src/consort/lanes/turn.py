@@ -30,7 +30,7 @@ from typing import Any
 
 from consort.adapters.agents.base import Adapter, TurnOutcome, build_agent_env
 from consort.adapters.agents.config import agent_settings, make_adapter
-from consort.adapters.agents.task import Task, TurnDir, TurnResult
+from consort.adapters.agents.task import AgentReport, Task, TurnDir, TurnResult
 from consort.adapters.scope import Violation, revert_outside_scope, snapshot
 from consort.core.ledger import Actor, EventType, Ledger
 from consort.core.project import Project
@@ -145,11 +145,13 @@ def run_turn(
         problems += check()
     summary = _summary(turn.dir, task, outcome)
     if problems and verdict is Verdict.TURN:
+        # A refused call fails nothing by itself; beside a failure it may be the reason for it.
+        errors = problems + refusal_notes(outcome)
         ledger.append(
             EventType.TURN_FAILED,
             Actor.ORCHESTRATOR,
             request.subject,
-            {**summary, "errors": problems, "feedback": "\n".join(problems)},
+            {**summary, "errors": errors, "feedback": "\n".join(errors)},
         )
     else:
         ledger.append(EventType.TURN_FINISHED, Actor.ORCHESTRATOR, request.subject, summary)
@@ -262,7 +264,7 @@ def _record(
 
 
 def _summary(turn: TurnDir, task: Task, outcome: TurnOutcome) -> dict[str, Any]:
-    return {
+    summary: dict[str, Any] = {
         "turn": turn.name,
         "role": task.role.value,
         "step": task.step.value,
@@ -271,6 +273,38 @@ def _summary(turn: TurnDir, task: Task, outcome: TurnOutcome) -> dict[str, Any]:
         "duration_s": round(outcome.duration_s, 3),
         "killed": outcome.killed.value if outcome.killed is not None else None,
     }
+    agent = outcome.agent
+    if agent is not None:
+        summary["adapter"] = agent.adapter
+        for key, value in (("program", agent.program), ("version", agent.version)):
+            if value:
+                summary[key] = value
+        if agent.refused:
+            summary["refused"] = [f"{r.tool} {r.target}".strip() for r in agent.refused]
+    return summary
+
+
+def refusal_notes(outcome: TurnOutcome | None) -> list[str]:
+    """The calls the guard refused in a turn, in words for a person and the next attempt."""
+    return _notes(None if outcome is None else outcome.agent)
+
+
+def _notes(agent: AgentReport | None) -> list[str]:
+    if agent is None:
+        return []
+    return [
+        f"the guard refused {r.tool} {r.target}".rstrip() + f": {r.reason}" for r in agent.refused
+    ]
+
+
+def recorded_refusals(project: Project, turn: str) -> list[str]:
+    """`refusal_notes` of a finished turn, read back from its result.json."""
+    path = project.layout.turn(turn) / "result.json"
+    try:
+        result = TurnResult.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return _notes(result.agent)
 
 
 def violation_problem(violation: Violation) -> str:

@@ -229,6 +229,11 @@ class TurnFinished(EventPayload):
     exit_code: int | None = None
     duration_s: Seconds = 0.0
     killed: Annotated[str | None, WHEN_GIVEN] = None  # inactivity | wall-clock
+    # Which agent ran it (when the adapter says) and the calls Consort's guard refused.
+    adapter: Annotated[str | None, WHEN_GIVEN] = None
+    program: Annotated[str | None, WHEN_GIVEN] = None
+    version: Annotated[str | None, WHEN_GIVEN] = None
+    refused: Annotated[list[str] | None, WHEN_GIVEN] = None
 
 
 class TurnFailed(EventPayload):
@@ -239,6 +244,11 @@ class TurnFailed(EventPayload):
     attempt: Annotated[int | None, WHEN_GIVEN] = None
     exit_code: Annotated[int | None, WHEN_GIVEN] = None
     duration_s: Annotated[Seconds | None, WHEN_GIVEN] = None
+    # Which agent ran it (when the adapter says) and the calls Consort's guard refused.
+    adapter: Annotated[str | None, WHEN_GIVEN] = None
+    program: Annotated[str | None, WHEN_GIVEN] = None
+    version: Annotated[str | None, WHEN_GIVEN] = None
+    refused: Annotated[list[str] | None, WHEN_GIVEN] = None
     errors: list[str] = []
     feedback: str = ""  # what the next attempt is told
 
@@ -387,6 +397,7 @@ class StepFailed(EventPayload):
     reasons: list[str] = []
     feedback: str = ""
     run: RunRecord | None = None
+    refused: Annotated[list[str] | None, WHEN_GIVEN] = None  # calls the guard refused
 
 
 class RedFailed(StepFailed):

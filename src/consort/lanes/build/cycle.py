@@ -37,7 +37,15 @@ from consort.core.state import BuildState, FeatureState, ItemState, State, Story
 from consort.adapters.tdd.junit import JUnitReport
 from consort.adapters.tdd.rules import green_problems, red_problems
 from consort.adapters.tdd.runner import RunEvidence, migrate, run_suite
-from consort.lanes.turn import OpenTurn, TurnRequest, TurnRun, Verdict, open_turn, run_turn
+from consort.lanes.turn import (
+    OpenTurn,
+    TurnRequest,
+    TurnRun,
+    Verdict,
+    open_turn,
+    recorded_refusals,
+    run_turn,
+)
 from consort.adapters.vcs import Git
 
 WORKTREES_DIR = "worktrees"
@@ -344,7 +352,9 @@ def _fail(
     problems: list[str],
     evidence: RunEvidence | None,
 ) -> None:
-    feedback = "\n".join(problems)
+    # Calls the guard refused do not fail an attempt, but often explain why it failed.
+    refused = recorded_refusals(ctx.project, turn)
+    feedback = "\n".join([*problems, *refused])
     if evidence is not None and evidence.output_tail:
         feedback += "\n\nTest output (tail):\n" + evidence.output_tail
     data = {
@@ -355,11 +365,15 @@ def _fail(
         "feedback": feedback,
         "run": evidence.as_data() if evidence else None,
     }
+    if refused:
+        data["refused"] = refused
     ctx.append(kind, ctx.subject(story, item), data)
     _cycle_record(
         ctx, story, item, f"{kind.value}-{action.attempt}", {"reasons": problems, "turn": turn}
     )
     ctx.progress(f"  {kind.value} ({turn}): " + "; ".join(problems)[:300])
+    for note in refused:
+        ctx.progress(f"    {note[:300]}")
 
 
 def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None:
