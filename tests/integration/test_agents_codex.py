@@ -335,3 +335,19 @@ def test_the_hook_override_is_a_toml_value_codex_can_read(tmp_path: Path) -> Non
         "--refuse-terminal-programs",
     ]  # fmt: skip
     assert json.dumps(entry["hooks"][0]["timeout"]) == "60"
+
+
+def test_a_tool_call_codex_logs_as_failed_is_a_warning_in_the_record(tmp_path: Path) -> None:
+    from consort.adapters.agents.codex import parse_stream
+    from consort.adapters.agents.stream import StreamLines
+
+    stderr = (
+        "2026-12-01T11:50:58.184060Z ERROR codex_core::tools::router: error=apply_patch "
+        "verification failed: invalid patch: multiple operations target /t/app/main.py\n"
+    )
+    summary = parse_stream(StreamLines(), tmp_path, stderr)
+    assert summary.refused == []
+    assert summary.warnings == [
+        "a tool call failed: apply_patch verification failed: invalid patch: multiple "
+        "operations target /t/app/main.py"
+    ]

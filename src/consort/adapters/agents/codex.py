@@ -323,6 +323,8 @@ def parse_stream(lines: StreamLines, workdir: Path, stderr: str = "") -> StreamS
     reader.summary.malformed = lines.malformed
     reader.summary.malformed_samples = lines.malformed_samples
     reader.summary.refused = refusals(stderr, workdir)
+    # A tool call that failed (a patch that does not apply) is only a log line too.
+    reader.summary.warnings += [f"a tool call failed: {text}" for text in failed_calls(stderr)]
     return reader.summary
 
 
@@ -346,12 +348,29 @@ _BLOCKED = "Command blocked by PreToolUse hook: "
 _COMMAND = ". Command: "
 
 
+_ROUTER_ERROR = "codex_core::tools::router: error="
+
+
+def _log_records(stderr: str) -> list[str]:
+    starts = [m.start() for m in _LOG_RECORD.finditer(stderr)]
+    ends = [*starts[1:], len(stderr)][: len(starts)]
+    return [stderr[begin:end] for begin, end in zip(starts, ends, strict=True)]
+
+
+def failed_calls(stderr: str) -> list[str]:
+    """The tool calls Codex logged as failed, other than those a hook refused."""
+    found = []
+    for record in _log_records(stderr):
+        at = record.find(_ROUTER_ERROR)
+        if at >= 0 and _BLOCKED not in record:
+            found.append(" ".join(record[at + len(_ROUTER_ERROR) :].split())[:300])
+    return found
+
+
 def refusals(stderr: str, workdir: Path) -> list[Refusal]:
     """The calls a hook refused, from Codex's log lines on stderr (no JSON event says so)."""
     found: list[Refusal] = []
-    starts = [m.start() for m in _LOG_RECORD.finditer(stderr)]
-    for begin, end in zip(starts, [*starts[1:], len(stderr)][: len(starts)], strict=True):
-        record = stderr[begin:end]
+    for record in _log_records(stderr):
         at = record.find(_BLOCKED)
         if at < 0:
             continue
