@@ -1,0 +1,162 @@
+"""StockFlow's first feature built through the real agent CLIs.
+
+The design lane is replayed as in the demo; every navigator and driver turn of the build lane
+(RED, GREEN, the repair after a failing GREEN, review and refactor, over three stories) is a real
+Claude Code process, and in the second run every driver turn is a real Codex process, each
+talking to a scripted model that replays the recorded playbook as tool calls. Consort runs the
+tests itself, as always: the playbook only says what an honest pair of agents did.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from consort.app.demo import example_dir
+from tests.e2e.playbook_model import PlaybookModel
+from tests.e2e.real_agents import CODEX_KEY_VARIABLE, DUMMY_KEY, cli, codex_home
+from tests.e2e.scripted_model import ScriptedModel
+from tests.helpers import consort, git, ok
+from tests.integration.conftest import destroy_project_cluster
+
+# The whole build lane, dozens of real agent turns: generous, never a timed assertion.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(3600)]
+
+PLAYBOOK = example_dir() / "playbook"
+FEATURE = "F1-stock-visibility"
+
+
+@dataclass
+class Built:
+    root: Path
+    output: str
+    code: int
+    model: PlaybookModel
+    sessions: int
+
+
+def agent_table(role: str, adapter: str, program: Path, url: str) -> str:
+    constants = {"ANTHROPIC_BASE_URL": url, CODEX_KEY_VARIABLE: DUMMY_KEY}
+    env = ", ".join(f"{name} = {json.dumps(value)}" for name, value in constants.items())
+    return (
+        f"\n[agents.{role}]\n"
+        f'adapter = "{adapter}"\n'
+        f"command = [{json.dumps(str(program))}]\n"
+        'env_allow = ["ANTHROPIC_API_KEY"]\n'
+        f"env = {{ {env} }}\n"
+        "inactivity_timeout = 600\n"
+        "retries = 0\n"
+    )
+
+
+def build(tmp: Path, adapters: dict[str, str]) -> Built:
+    root = tmp / "stockflow"
+    ok(consort("demo", str(root), "--setup-only", cwd=tmp, timeout=900))
+    playbook = PlaybookModel(PLAYBOOK)
+    model = ScriptedModel(playbook).start()
+    try:
+        config = root / "consort.toml"
+        tables = "".join(
+            agent_table(role, adapter, cli(adapter), model.url)
+            for role, adapter in adapters.items()
+        )
+        config.write_text(config.read_text() + tables)
+        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "real agents")
+        (tmp / "tmp").mkdir()
+        environment = {
+            "ANTHROPIC_API_KEY": DUMMY_KEY,
+            "CLAUDE_CONFIG_DIR": str(tmp / "claude-config"),
+            "CODEX_HOME": str(codex_home(tmp / "codex-home", model.url)),
+            # Codex keeps no helper links in a CODEX_HOME under the temporary folder.
+            "TMPDIR": str(tmp / "tmp"),
+        }
+        result = consort("drive", "--until", "build", cwd=root, env=environment, timeout=3600)
+    finally:
+        model.stop()
+    return Built(
+        root, result.stdout + result.stderr, result.returncode, playbook, len(model.sessions())
+    )
+
+
+def turn_records(root: Path) -> dict[str, dict[str, object]]:
+    found = {}
+    for record in sorted((root / ".consort" / "turns").glob("*/agent.json")):
+        found[record.parent.name] = json.loads(record.read_text())
+    return found
+
+
+@pytest.fixture(scope="module")
+def with_claude(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
+    cli("claude")
+    tmp = tmp_path_factory.mktemp("claude-build")
+    built = build(tmp, {"navigator": "claude", "driver": "claude"})
+    yield built
+    destroy_project_cluster(built.root)
+
+
+@pytest.fixture(scope="module")
+def with_codex(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
+    cli("claude")
+    cli("codex")
+    tmp = tmp_path_factory.mktemp("codex-build")
+    built = build(tmp, {"navigator": "claude", "driver": "codex"})
+    yield built
+    destroy_project_cluster(built.root)
+
+
+def build_keys() -> list[str]:
+    return sorted(
+        str(path.relative_to(PLAYBOOK))
+        for path in PLAYBOOK.glob(f"{FEATURE}/S*/T*/*/*")
+        if path.is_dir()
+    )
+
+
+def test_the_whole_build_lane_runs_through_the_real_claude_code(with_claude: Built) -> None:
+    assert with_claude.code == 0, with_claude.output
+    assert with_claude.model.missing == []
+    # Every recorded build turn, the failed GREEN and its repair included, was a Claude turn.
+    assert sorted(with_claude.model.served) == build_keys()
+    records = turn_records(with_claude.root)
+    assert len(records) == len(build_keys()) == with_claude.sessions
+    for name, record in records.items():
+        assert record["adapter"] == "claude", name
+        assert record["status"] == "ok", (name, record["message"])
+        assert record["refused"] == [], name
+        assert str(record["cli_version"]).startswith("2.1."), name
+    steps = {name.split("-", 2)[2] for name in records}
+    assert steps == {"red", "green", "repair", "review", "refactor"}
+    ok(consort("verify", cwd=with_claude.root))
+
+
+def test_the_refactor_commit_holds_what_claude_wrote(with_claude: Built) -> None:
+    cycle = with_claude.root / ".consort" / "cycles" / FEATURE / "S2-stock-by-location" / "T6"
+    refactor = json.loads((cycle / "cycle.json").read_text())["stages"]["refactor"]
+    assert refactor["unchanged"] is False
+    recorded = PLAYBOOK / FEATURE / "S2-stock-by-location" / "T6" / "refactor" / "1" / "files"
+    for path in sorted(p for p in recorded.rglob("*") if p.is_file()):
+        relative = path.relative_to(recorded).as_posix()
+        committed = git(with_claude.root, "show", f"{refactor['commit']}:{relative}")
+        assert committed == path.read_text().strip(), relative
+    turn = with_claude.root / ".consort" / "turns" / refactor["turn"]
+    edits = json.loads((turn / "agent.json").read_text())["edits"]
+    assert {(e["tool"], e["status"]) for e in edits} == {("Write", "done")}
+
+
+def test_every_green_runs_through_the_real_codex(with_codex: Built) -> None:
+    assert with_codex.code == 0, with_codex.output
+    assert with_codex.model.missing == []
+    assert sorted(with_codex.model.served) == build_keys()
+    records = turn_records(with_codex.root)
+    drivers = {n: r for n, r in records.items() if "-driver-" in n}
+    assert drivers and all(r["adapter"] == "codex" for r in drivers.values())
+    for name, record in drivers.items():
+        assert record["status"] == "ok", (name, record["message"])
+        assert "PreToolUse hook" in str(record["guard"]), name
+        assert record["refused"] == [], name
+    assert all(r["adapter"] == "claude" for n, r in records.items() if "-navigator-" in n)
+    ok(consort("verify", cwd=with_codex.root))
