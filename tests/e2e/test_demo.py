@@ -14,7 +14,10 @@ import pytest
 from tests.helpers import consort, git, ok
 from tests.integration.conftest import destroy_project_cluster
 
-pytestmark = pytest.mark.integration
+# A whole demo is minutes of work, many more on a busy machine: these limits only catch a hang,
+# well above the suite's default per-test limit, which a loaded machine can exceed.
+DEMO_TIMEOUT_S = 1800
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(2 * DEMO_TIMEOUT_S)]
 
 
 def _events(root: Path) -> list[dict]:
@@ -25,7 +28,7 @@ def _events(root: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     root = tmp_path_factory.mktemp("demo") / "stockflow"
-    result = consort("demo", str(root), cwd=root.parent, timeout=600)
+    result = consort("demo", str(root), cwd=root.parent, timeout=DEMO_TIMEOUT_S)
     yield root, result.stdout + result.stderr
     destroy_project_cluster(root)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -319,13 +320,20 @@ def test_interrupting_consort_stops_the_agent_too(tmp_path: Path) -> None:
     """)
     )
     consort = subprocess.Popen([sys.executable, str(harness)], stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 10
-    while not (pid_file.exists() and len(pid_file.read_text().split()) == 2):
-        assert time.monotonic() < deadline, "the agent never started"
-        time.sleep(0.05)
-    leader, grandchild = (int(p) for p in pid_file.read_text().split())
-    consort.send_signal(signal.SIGINT)
-    _, stderr = consort.communicate(timeout=10)
-    assert b"KeyboardInterrupt" in stderr
-    assert wait_dead(leader)
-    assert wait_dead(grandchild)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.exists() and len(pid_file.read_text().split()) == 2):
+            assert time.monotonic() < deadline, "the agent never started"
+            time.sleep(0.05)
+        leader, grandchild = (int(p) for p in pid_file.read_text().split())
+        consort.send_signal(signal.SIGINT)
+        _, stderr = consort.communicate(timeout=60)
+        assert b"KeyboardInterrupt" in stderr
+        assert wait_dead(leader)
+        assert wait_dead(grandchild)
+    finally:  # whatever failed, nothing of this test outlives it
+        consort.kill()
+        consort.wait()
+        if pid_file.exists() and pid_file.read_text().split():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(int(pid_file.read_text().split()[0]), signal.SIGKILL)
