@@ -148,7 +148,12 @@ class EmbeddedBackend:
         return ""
 
     def ensure_running(self) -> None:
-        self.cluster.start()
+        from consort.adapters.db.cluster import server_state
+
+        # A running server needs no binaries, and finding them starts programs (pg_config,
+        # postgres --version): everyday commands such as `consort status` skip that.
+        if not server_state(Path(self.record.home)).running:
+            self.cluster.start()
 
     def admin(self, dbname: str = "postgres") -> psycopg.Connection[Any]:
         from consort.adapters.db.cluster import SUPERUSER

@@ -24,6 +24,7 @@ from consort.adapters.db.binaries import PgBinaries
 from consort.core.errors import ConsortError, UsageError
 from consort.core.fsutil import file_lock
 
+DATA_DIR = "data"  # inside a cluster's home
 SUPERUSER = "consort_admin"
 CONF_INCLUDE = "consort.conf"
 START_TIMEOUT_S = 60
@@ -86,7 +87,7 @@ class LocalCluster:
 
     @property
     def data_dir(self) -> Path:
-        return self.home / "data"
+        return self.home / DATA_DIR
 
     @property
     def log_file(self) -> Path:
@@ -169,20 +170,7 @@ class LocalCluster:
     # ---- running --------------------------------------------------------------------------
 
     def state(self) -> ServerState:
-        """What runs, read from postmaster.pid (pg_ctl itself refuses to run as root)."""
-        pid_file = self.data_dir / "postmaster.pid"
-        try:
-            lines = pid_file.read_text(encoding="utf-8").splitlines()
-        except (FileNotFoundError, PermissionError):
-            return ServerState(False, None, None)
-        try:
-            pid = int(lines[0])
-            port = int(lines[3]) if len(lines) > 3 else None
-        except (ValueError, IndexError):
-            return ServerState(False, None, None)
-        if not _process_alive(pid):
-            return ServerState(False, None, None)
-        return ServerState(True, pid, port)
+        return server_state(self.home)
 
     def start(self) -> bool:
         """Start the server; False when it already ran (a second start is a no-op)."""
@@ -246,6 +234,24 @@ class LocalCluster:
             return lines[-1].split("  ", 1)[-1].strip()
         text = (result.stderr or result.stdout).strip()
         return text.splitlines()[-1] if text else f"pg_ctl exited {result.returncode}"
+
+
+def server_state(home: Path) -> ServerState:
+    """What runs in the cluster at `home`, read from postmaster.pid (pg_ctl itself refuses to
+    run as root). Needs no binaries: telling whether a server runs starts no program."""
+    pid_file = home / DATA_DIR / "postmaster.pid"
+    try:
+        lines = pid_file.read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, PermissionError):
+        return ServerState(False, None, None)
+    try:
+        pid = int(lines[0])
+        port = int(lines[3]) if len(lines) > 3 else None
+    except (ValueError, IndexError):
+        return ServerState(False, None, None)
+    if not _process_alive(pid):
+        return ServerState(False, None, None)
+    return ServerState(True, pid, port)
 
 
 def _process_alive(pid: int) -> bool:
