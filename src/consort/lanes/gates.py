@@ -333,7 +333,7 @@ def amend(project: Project, subject: str, note: str, confirm: Confirm) -> Event:
     """
     from consort.adapters.vcs import Git
     from consort.core.state import ItemStage
-    from consort.lanes.build.cycle import STATE_GUARD
+    from consort.lanes.build.context import STATE_GUARD
     from consort.lanes.verify.cycles import protected_blobs
 
     refuse_agent("amending a test")

@@ -145,7 +145,7 @@ def _perform(
 
         perform_release(project, ledger, state, action, progress)
     elif action.kind in BUILD_ACTIONS or (action.kind is ActionKind.RUN_TURN and action.story):
-        from consort.lanes.build.cycle import perform_build
+        from consort.lanes.build.perform import perform_build
 
         perform_build(project, ledger, state, action, progress)
     elif action.kind is ActionKind.RUN_TURN:

@@ -35,7 +35,7 @@ from consort.core.machine import Action
 from consort.core.project import Project
 from consort.core.state import BuildState, FeatureState, State
 from consort.core.vocabulary import ActionKind
-from consort.lanes.build.cycle import FEATURE_CHECKOUT, _ensure_worktree
+from consort.lanes.build.branches import FEATURE_CHECKOUT, ensure_worktree
 
 Progress = Callable[[str], None]
 POLL_S = 0.2
@@ -88,7 +88,7 @@ def deploy(
     project: Project, ledger: Ledger, feature: FeatureState, build: BuildState, progress: Progress
 ) -> None:
     paired = PairedBranches(project)
-    checkout = _ensure_worktree(
+    checkout = ensure_worktree(
         project,
         project.layout.worktree(feature.id, FEATURE_CHECKOUT),
         build.feature_branch,
@@ -224,7 +224,7 @@ def promote(
             f"{base} has uncommitted changes: promoting would merge into them",
             fix="commit or stash them, then `consort drive`",
         )
-    checkout = _ensure_worktree(
+    checkout = ensure_worktree(
         project,
         project.layout.worktree(feature.id, FEATURE_CHECKOUT),
         build.feature_branch,

@@ -1,0 +1,50 @@
+"""What every build action works with: the project, its ledger, and where in the build it is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from consort.adapters.paired import PairedBranches
+from consort.core.errors import ConsortError
+from consort.core.ledger import Actor, EventType, Ledger
+from consort.core.project import Project
+from consort.core.state import BuildState, FeatureState, ItemState, State, StoryState
+
+STATE_GUARD = ".consort/**"  # Consort's state, in any checkout: never an agent's to change
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Build:
+    """What one build action needs: the project, its ledger, and where in the build it is."""
+
+    project: Project
+    ledger: Ledger
+    state: State
+    feature: FeatureState
+    build: BuildState
+    progress: Progress
+
+    @property
+    def paired(self) -> PairedBranches:
+        return PairedBranches(self.project)
+
+    def story(self, key: str | None) -> StoryState:
+        found = next((s for s in self.build.stories if s.key == key), None)
+        if found is None:
+            raise ConsortError(f"no story {key!r} in {self.feature.id}")
+        return found
+
+    def subject(self, story: StoryState, item: ItemState | None = None) -> str:
+        parts = [self.feature.id, story.key] + ([item.id] if item else [])
+        return "/".join(parts)
+
+    def append(self, kind: EventType, subject: str, data: dict[str, Any]) -> None:
+        self.ledger.append(kind, Actor.ORCHESTRATOR, subject, data)
+
+    @property
+    def protected(self) -> tuple[str, ...]:
+        return (*self.project.config.build.protected, STATE_GUARD)
