@@ -16,7 +16,7 @@ from consort.adapters.agents.headless import RetryPolicy
 from consort.core.errors import UsageError
 from consort.core.project import Project
 from consort.core.vocabulary import Role
-from tests.fakes import FakeTurn, invocations
+from tests.fakes import FAKES, FakeTurn, invocations
 
 pytestmark = pytest.mark.integration
 
@@ -325,6 +325,9 @@ command = ["{turn.bin / "claude"}"]
 model = "claude-sonnet-test"
 effort = "medium"
 inactivity_timeout = 30
+# The fake keeps its scenario and log beside the tree, and runs from the tests' folder.
+state = ["{tmp_path}"]
+read_only = ["{FAKES}"]
 """
     )
     (project_root / ".consort" / "roles").mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ from consort.adapters.agents.stream import StreamLines
 from consort.core.errors import UsageError
 from consort.core.project import Project
 from consort.core.vocabulary import Role
-from tests.fakes import FakeTurn, invocations
+from tests.fakes import FAKES, FakeTurn, invocations
 
 pytestmark = pytest.mark.integration
 
@@ -259,6 +259,9 @@ command = ["{turn.bin / "codex"}"]
 model = "gpt-5-codex"
 effort = "low"
 retries = 0
+# The fake keeps its scenario and log beside the tree, and runs from the tests' folder.
+state = ["{tmp_path}"]
+read_only = ["{FAKES}"]
 """
     )
     configured = adapter_for(Project(turn.tree), Role.DRIVER)

@@ -66,8 +66,6 @@ counter = control / "counts" / where
 counter.parent.mkdir(parents=True, exist_ok=True)
 call = (int(counter.read_text()) if counter.exists() else 0) + 1
 counter.write_text(str(call))
-(control / "pids").mkdir(exist_ok=True)
-(control / "pids" / str(os.getpid())).touch()
 seen = control / "seen" / f"{where}--{call}.json"
 seen.parent.mkdir(parents=True, exist_ok=True)
 seen.write_text(
@@ -117,14 +115,38 @@ elif behaviour == "loop":
         time.sleep(0.05)
 elif behaviour == "outside":
     good()
-    pathlib.Path("src").mkdir(exist_ok=True)
-    pathlib.Path("src/sneaky.py").write_text("GRANT_ALL = True\n")
-    with open(".gitignore", "a") as handle:
-        handle.write("# the agent was here\n")
-    spec = pathlib.Path(".consort/features", task["feature"], "feature-spec.json")
-    spec.write_text('{"rewritten": "by an agent"}')
-    with open(".consort/ledger.jsonl", "a") as handle:
-        handle.write('{"type": "gate.approved", "actor": "human"}\n')
+    refused = {}
+
+    def attempt(what, write):
+        try:
+            write()
+        except OSError as exc:  # the sandbox refuses: recorded, and the agent goes on
+            refused[what] = exc.strerror
+
+    def sneak():
+        pathlib.Path("src").mkdir(exist_ok=True)
+        pathlib.Path("src/sneaky.py").write_text("GRANT_ALL = True\n")
+
+    def ignore():
+        with open(".gitignore", "a") as handle:
+            handle.write("# the agent was here\n")
+
+    def rewrite():
+        spec = pathlib.Path(".consort/features", task["feature"], "feature-spec.json")
+        spec.write_text('{"rewritten": "by an agent"}')
+
+    def forge():
+        with open(".consort/ledger.jsonl", "a") as handle:
+            handle.write('{"type": "gate.approved", "actor": "human"}\n')
+
+    for what, write in (
+        ("src/sneaky.py", sneak),
+        (".gitignore", ignore),
+        ("feature-spec", rewrite),
+        ("ledger", forge),
+    ):
+        attempt(what, write)
+    (control / "outside.json").write_text(json.dumps(refused))
 elif behaviour == "as-owner":
     tries = [
         consort("approve", "design", task["feature"]),
@@ -133,11 +155,14 @@ elif behaviour == "as-owner":
     ]
     (control / "as-owner.json").write_text(json.dumps(tries))
     good()
-elif behaviour == "kill-before":
-    os.kill(os.getppid(), signal.SIGKILL)
-elif behaviour == "kill-after":
-    good()
-    os.kill(os.getppid(), signal.SIGKILL)
+elif behaviour in ("kill-before", "kill-after"):
+    # A sandboxed agent cannot signal the drive that runs it (it cannot even see it): it asks
+    # the test to SIGKILL the drive, then waits to be ended with it.
+    if behaviour == "kill-after":
+        good()
+    (control / "kill-drive").write_text(where)
+    time.sleep(60)
+    sys.exit("the drive was not killed")
 else:
     sys.exit(f"unknown behaviour {behaviour}")
 '''
@@ -267,12 +292,34 @@ class Agent:
     def go(self, key: str, step: str) -> None:
         (self.control / f"go--{key.split('-', 1)[1]}--{step}").touch()
 
+    @property
+    def settings(self) -> dict[str, Any]:
+        """[agents] settings that run this agent: its control folder is its writable state."""
+        return {"default": "command", "command": self.command, "state": [str(self.control)]}
+
+    def processes(self) -> list[int]:
+        """Host PIDs of every process still running this agent (or its sandbox), found by the
+        control folder in their command line: inside a sandbox an agent knows only the PIDs of
+        its own namespace."""
+        marker = str(self.control).encode()
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+                state = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if marker in cmdline and state[state.rfind(")") + 2] not in "ZX":
+                found.append(int(entry.name))
+        return found
+
     def stop_leftovers(self) -> None:
-        """SIGKILL the process group of every agent still running (each leads its own session)."""
-        for entry in (self.control / "pids").glob("*"):
+        """SIGKILL every process of this agent still running."""
+        for pid in self.processes():
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(int(entry.name), signal.SIGKILL)
-            entry.unlink()
+                os.kill(pid, signal.SIGKILL)
 
 
 def approve_at_terminal(
@@ -422,11 +469,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
     # One retry keeps the failure paths fast. The inactivity limit is far above what an agent
     # needs between two lines of output, even one running `consort` itself on a loaded machine;
     # the one test about inactivity shortens it for itself.
-    write_config(
-        root,
-        {"default": "command", "command": agent.command, "inactivity_timeout": INACTIVITY_S},
-        retries=1,
-    )
+    write_config(root, {**agent.settings, "inactivity_timeout": INACTIVITY_S}, retries=1)
     try:
         yield Shared(root, agent)
     finally:
@@ -571,13 +614,35 @@ def test_agent_writing_nothing_fails_the_attempt(shared: Shared) -> None:
     verified(root)
 
 
-def test_agent_writing_outside_its_scope_is_reverted(shared: Shared) -> None:
+def test_agent_writing_outside_its_scope_is_refused_by_the_sandbox(shared: Shared) -> None:
+    """A design turn may write its output only: its tree (the main checkout) is read-only and
+    Consort's state is not there at all, so every write fails at once and nothing needs undoing."""
     root, agent = shared.root, shared.agent
-    key = intake(root, "Writes outside", user_facing=False)
+    key = intake(root, "Writes outside, sandboxed", user_facing=False)
     agent.plan(key, "db-design", "outside")
     gitignore = (root / ".gitignore").read_bytes()
     expect(run(root, "drive", "--feature", short(key)), 0)
 
+    refused = json.loads((agent.control / "outside.json").read_text())
+    assert set(refused) == {"src/sneaky.py", ".gitignore", "feature-spec", "ledger"}
+    assert not (root / "src" / "sneaky.py").exists()
+    assert (root / ".gitignore").read_bytes() == gitignore
+    assert not of_type(root, EventType.VIOLATION_RECORDED, key)  # nothing changed to revert
+    assert not of_type(root, EventType.GATE_APPROVED, key)
+    assert accepted_hashes(root, key) == fixture_hashes(BACKEND)
+    verified(root)
+
+
+def test_agent_writing_outside_its_scope_is_reverted_when_unsandboxed(shared: Shared) -> None:
+    """With `sandbox = "off"` the post-turn check is what stands: every change is reverted."""
+    root, agent = shared.root, shared.agent
+    key = intake(root, "Writes outside", user_facing=False)
+    agent.plan(key, "db-design", "outside")
+    gitignore = (root / ".gitignore").read_bytes()
+    with shared.configured(shared.config.replace("[agents]\n", '[agents]\nsandbox = "off"\n')):
+        expect(run(root, "drive", "--feature", short(key)), 0)
+
+    assert json.loads((agent.control / "outside.json").read_text()) == {}  # nothing stopped it
     assert not (root / "src" / "sneaky.py").exists()
     assert (root / ".gitignore").read_bytes() == gitignore
     violations = of_type(root, EventType.VIOLATION_RECORDED, key)

@@ -41,15 +41,6 @@ from tests.integration.test_design_lane import (
 pytestmark = pytest.mark.integration
 
 
-def alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie counts as dead: some container inits never reap orphans)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(")") + 2] not in "ZX"
-
-
 KILLED = -signal.SIGKILL
 
 
@@ -80,6 +71,30 @@ class Crashable:
             text=True,
         )
 
+    def drive_killed_on_request(self, key: str) -> int:
+        """Run `drive`, SIGKILLing it when its agent asks (a sandboxed agent cannot reach it):
+        the drive's exit status."""
+        request = self.agent.control / "kill-drive"
+        request.unlink(missing_ok=True)
+        drive = self.start_drive(key)
+        try:
+            while drive.poll() is None:
+                if request.exists():
+                    drive.send_signal(signal.SIGKILL)
+                    break
+                time.sleep(0.02)
+            drive.communicate(timeout=60)
+        finally:
+            request.unlink(missing_ok=True)
+        return drive.returncode
+
+    def no_agent_left(self, within_s: float = 10) -> None:
+        """Every process of the turn ended with the drive: none needs stopping by hand."""
+        deadline = time.monotonic() + within_s
+        while self.agent.processes():
+            assert time.monotonic() < deadline, f"left running: {self.agent.processes()}"
+            time.sleep(0.05)
+
     def after_crash(self) -> None:
         """What a person finds after the crash: leftover agents stopped, everything verifies."""
         self.agent.stop_leftovers()
@@ -92,7 +107,7 @@ def crashable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crashable]:
     root = base / "app"
     expect(consort("init", str(root), cwd=base), 0)
     agent = Agent(base / "agent")
-    write_config(root, {"default": "command", "command": agent.command})
+    write_config(root, agent.settings)
     try:
         key = intake(root, "Never interrupted")
         out = expect(run(root, "drive", "--feature", short(key)), 0)
@@ -106,9 +121,9 @@ def crashable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crashable]:
 
 
 def test_killed_inside_every_turn_then_resumed(crashable: Crashable) -> None:
-    """The agent SIGKILLs its parent `drive` on its first call at each step: before writing its
-    output at some steps, right after writing it (the turn's work is done, Consort has not seen
-    it yet) at the others."""
+    """`drive` is SIGKILLed during its agent's first call at each step: before the agent wrote
+    its output at some steps, right after it (the turn's work is done, Consort has not seen it
+    yet) at the others. The agent goes with it each time."""
     root, agent = crashable.root, crashable.agent
     key = intake(root, "Killed by its agent")
     kills = dict(zip(STEPS, ["kill-before", "kill-after"] * 3, strict=False))
@@ -117,12 +132,13 @@ def test_killed_inside_every_turn_then_resumed(crashable: Crashable) -> None:
 
     crashes = 0
     for _ in range(2 * len(STEPS) + 1):
-        result = run(root, "drive", "--feature", short(key))
-        if result.returncode != KILLED:
+        code = crashable.drive_killed_on_request(key)
+        if code != KILLED:
             break
         crashes += 1
-        crashable.after_crash()
-    assert result.returncode == 0, result.stdout + result.stderr
+        crashable.no_agent_left()
+        verified(root)
+    assert code == 0
     assert crashes == len(STEPS)
     for step in STEPS:
         assert agent.calls(key, step) == 2, step  # the killed call, and the one after resuming
@@ -195,28 +211,25 @@ def test_crash_between_the_ledger_and_the_copy(crashable: Crashable) -> None:
     verified(root)
 
 
-def test_kill_while_an_agent_runs_leaves_it_no_way_to_spoil_the_resume(
-    crashable: Crashable,
-) -> None:
-    """A killed `drive` cannot stop its agent; the agent finishing later (into its old turn
-    folder) changes nothing for the resumed run."""
+def test_kill_9_of_drive_leaves_no_process_of_the_turn_alive(crashable: Crashable) -> None:
+    """A killed `drive` takes its agent's sandbox with it (--die-with-parent and a PID namespace),
+    so no orphan finishes its work later, in an abandoned turn or anywhere else."""
     root, agent = crashable.root, crashable.agent
     key = intake(root, "Orphaned agent")
     agent.plan(key, "spec", "wait-for-go")
     drive = crashable.start_drive(key)
     agent.wait_until_waiting(key, "spec")
+    assert agent.processes()  # the agent, in its sandbox
     drive.send_signal(signal.SIGKILL)
     drive.communicate(timeout=60)
     assert drive.returncode == KILLED
-    verified(root)
-    agent.go(key, "spec")  # the orphan finishes its work now, into the abandoned turn
-    deadline = time.monotonic() + 30
+    crashable.no_agent_left()
+    agent.go(key, "spec")  # nobody is left to act on it
     orphan_turn = of_type(root, EventType.TURN_STARTED, key)[-1].data["turn"]
     output = root / ".consort" / "turns" / str(orphan_turn) / "outputs" / "feature-spec.json"
-    while not output.exists():
-        assert time.monotonic() < deadline, "the orphaned agent never finished"
-        time.sleep(0.05)
-    crashable.after_crash()
+    time.sleep(0.5)
+    assert not output.exists()
+    verified(root)
     expect(run(root, "drive", "--feature", short(key)), 0)
     assert agent.calls(key, "spec") == 2
     crashable.same_end_state(key)
@@ -239,11 +252,7 @@ def test_ctrl_c_stops_at_a_safe_point_and_stops_the_agent(crashable: Crashable) 
     last = [e for e in events(root) if e.subject == key][-1]
     assert last.type is EventType.DRIVE_STOPPED
     assert last.data["reason"] == "interrupted"
-    pid = agent.seen(key, "architecture", 1)["pid"]
-    deadline = time.monotonic() + 10
-    while alive(pid):
-        assert time.monotonic() < deadline, "the agent outlived the interrupted drive"
-        time.sleep(0.05)
+    crashable.no_agent_left()
     verified(root)
     expect(run(root, "drive", "--feature", short(key)), 0)
     assert agent.calls(key, "architecture") == 2

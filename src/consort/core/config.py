@@ -25,6 +25,14 @@ class GateMode(StrEnum):
     PROXY = "proxy"
 
 
+class SandboxMode(StrEnum):
+    """`[agents] sandbox`: whether agent turns run in an operating-system sandbox."""
+
+    AUTO = "auto"  # always, where one can be made; elsewhere only the replay adapter runs
+    ON = "on"  # always; where none can be made, no turn runs (not even a replay)
+    OFF = "off"  # never: a person's explicit choice, and every such turn is recorded
+
+
 class TestSection(_Section):
     command: list[str] = Field(default_factory=lambda: ["python", "-m", "pytest"], min_length=1)
 
@@ -134,6 +142,7 @@ protected = ["tests/**", "**/conftest.py", "pytest.ini", "setup.cfg", "tox.ini"]
 retries = 2                               # failed attempts per step before a person is asked
 
 [agents]
+sandbox = "auto"                          # every agent turn in a bubblewrap sandbox ("off": none)
 # Which agent plays each role: claude | codex | command | replay.
 #   default = "command"
 #   command = ["python3", "my_agent.py"]   # speaks the protocol: reads $CONSORT_TASK

@@ -101,3 +101,11 @@ class Verdict(StrEnum):
 
     APPROVE = "approve"  # the code is fine as it is
     REFACTOR = "refactor"  # the driver must refactor, for the reasons given
+
+
+class SandboxUse(StrEnum):
+    """How a turn's agent ran, as the ledger records it."""
+
+    BWRAP = "bwrap"  # in a bubblewrap sandbox
+    OFF = "off"  # unsandboxed, because consort.toml says sandbox = "off"
+    NO_PROCESS = "no-process"  # replay: Consort wrote the recorded files; no agent process ran

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from consort.adapters.agents.task import AgentReport, Task, TurnDir
 from consort.core.errors import UsageError
-from consort.core.vocabulary import Role, Step
+from consort.core.vocabulary import Role, SandboxUse, Step
 
 # Taken from Consort's own environment when set; nothing else is inherited.
 BASE_VARIABLES = ("PATH", "HOME", "LANG", "TERM", "TMPDIR")
@@ -34,6 +34,7 @@ class TurnOutcome:
     killed: KillReason | None = None
     error: str | None = None  # why the agent could not run at all (no program, no recording)
     agent: AgentReport | None = None  # which agent it was; the calls the guard refused
+    sandbox: SandboxUse = SandboxUse.OFF  # how it ran: what the ledger records of the turn
 
     @property
     def timed_out(self) -> bool:

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from consort.adapters.agents.base import TurnOutcome, with_constants
-from consort.adapters.agents.command import Limits
+from consort.adapters.agents.command import Limits, sandbox_for
 from consort.adapters.agents.headless import (
     CliProfile,
     EditStatus,
@@ -68,6 +68,7 @@ from consort.adapters.agents.headless import (
 from consort.adapters.agents.stream import StreamLines, as_float, as_int, as_str, text_of
 from consort.adapters.agents.task import Task, TurnDir
 from consort.adapters.guard import HOOK_MATCHER
+from consort.adapters.sandbox.policy import SandboxPolicy
 from consort.core.fsutil import atomic_write_text
 
 PROGRAM = "claude"
@@ -114,6 +115,7 @@ class ClaudeAdapter:
     limits: Limits = field(default_factory=Limits)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     project_root: Path | None = None  # where the role prompts live; None: Consort's own
+    sandbox: SandboxPolicy | None = None  # None: unsandboxed (recorded as such)
     guard_command: tuple[str, ...] = (sys.executable, "-m", "consort", "guard")
     env: Mapping[str, str] = field(default_factory=dict)  # constants for every turn
 
@@ -160,6 +162,9 @@ class ClaudeAdapter:
             env=env,
             limits=self.limits,
             retry=self.retry,
+            sandbox=sandbox_for(
+                self.sandbox, self.command, task, turn_dir=turn_dir, workdir=workdir, env=env
+            ),
         )
 
     def settings(

@@ -51,7 +51,7 @@ from typing import Any
 
 from consort.adapters import proc
 from consort.adapters.agents.base import TurnOutcome, with_constants
-from consort.adapters.agents.command import Limits
+from consort.adapters.agents.command import Limits, sandbox_for
 from consort.adapters.agents.headless import (
     CliProfile,
     EditStatus,
@@ -73,6 +73,7 @@ from consort.adapters.agents.stream import StreamLines, as_int, as_str
 from consort.adapters.agents.task import Task, TurnDir
 from consort.adapters.guard import CODEX_HOOK_MATCHER, fail_closed
 from consort.adapters.guard.inline import patch_paths
+from consort.adapters.sandbox.policy import SandboxPolicy
 from consort.core.errors import ConsortError
 
 PROGRAM = "codex"
@@ -141,6 +142,7 @@ class CodexAdapter:
     limits: Limits = field(default_factory=Limits)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     project_root: Path | None = None
+    sandbox: SandboxPolicy | None = None  # None: unsandboxed (recorded as such)
     guard_command: tuple[str, ...] = (sys.executable, "-m", "consort", "guard")
     env: Mapping[str, str] = field(default_factory=dict)  # constants for every turn
 
@@ -178,7 +180,15 @@ class CodexAdapter:
             None if features.version is None else features.version_text,
         )
         return run_headless(
-            call, turn_dir=turn_dir, workdir=workdir, env=env, limits=self.limits, retry=self.retry
+            call,
+            turn_dir=turn_dir,
+            workdir=workdir,
+            env=env,
+            limits=self.limits,
+            retry=self.retry,
+            sandbox=sandbox_for(
+                self.sandbox, self.command, task, turn_dir=turn_dir, workdir=workdir, env=env
+            ),
         )
 
     def _options(

@@ -2,9 +2,11 @@
 
 The program gets the working tree as its current folder and the protocol variables
 (CONSORT_TASK, CONSORT_ROLE, CONSORT_STEP, DATABASE_URL for build turns); its stdout and stderr go
-straight to files in the turn folder. It runs in a session (and process group) of its own, so
-that everything it starts can be stopped together: on inactivity, on the wall-clock cap, on
-Ctrl-C, and after it exits (nothing it left running outlives the turn).
+straight to files in the turn folder. It runs in the turn's sandbox (`consort.adapters.sandbox`):
+a PID namespace of its own, so that everything it starts ends with it — on inactivity, on the
+wall-clock cap, on Ctrl-C or SIGTERM, after it exits, and even when Consort is killed. Unsandboxed
+(`sandbox = "off"`), it runs in a session and process group of its own, and that group is what
+is stopped.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from typing import BinaryIO
 
 from consort.adapters.agents.base import KillReason, TurnOutcome, with_constants
 from consort.adapters.agents.task import AgentReport, Task, TurnDir
+from consort.adapters.sandbox import namespace
+from consort.adapters.sandbox.policy import SandboxedCommand, SandboxPolicy, TurnPaths
+from consort.core.errors import ConsortError
+from consort.core.vocabulary import SandboxUse
 
 DEFAULT_INACTIVITY_TIMEOUT_S = 600.0
 DEFAULT_WALL_CLOCK_TIMEOUT_S = 4 * 3600.0
@@ -36,25 +42,60 @@ class Limits:
     poll_s: float = 0.1
 
 
+class SandboxFailed(ConsortError):
+    """bubblewrap could not set up a turn's sandbox: Consort's problem, not a failed attempt."""
+
+
 @dataclass(frozen=True)
 class CommandAdapter:
     argv: tuple[str, ...]
     limits: Limits = Limits()
     env: Mapping[str, str] = field(default_factory=dict)  # constants for every turn
+    sandbox: SandboxPolicy | None = None  # None: unsandboxed (recorded as such)
 
     def run(
         self, task: Task, turn_dir: TurnDir, workdir: Path, env: Mapping[str, str]
     ) -> TurnOutcome:
+        env = with_constants(env, self.env)
         outcome = run_agent_process(
             self.argv,
             cwd=workdir,
-            env=with_constants(env, self.env),
+            env=env,
             stdout_path=turn_dir.stdout_path,
             stderr_path=turn_dir.stderr_path,
             limits=self.limits,
+            sandbox=sandbox_for(
+                self.sandbox, self.argv, task, turn_dir=turn_dir, workdir=workdir, env=env
+            ),
         )
         agent = AgentReport(adapter="command", program=self.argv[0], guard="post-turn diff")
         return replace(outcome, agent=agent)
+
+
+def sandbox_for(
+    policy: SandboxPolicy | None,
+    command: Sequence[str],
+    task: Task,
+    *,
+    turn_dir: TurnDir,
+    workdir: Path,
+    env: Mapping[str, str],
+) -> SandboxedCommand | None:
+    """The sandbox of this turn under `policy`; None when the policy runs it unsandboxed."""
+    if policy is None:
+        return None
+    return policy.for_turn(
+        TurnPaths(
+            workdir=workdir,
+            # A task that may write no file gets its tree read-only: the rule, enforced.
+            tree_writable=bool(task.writable),
+            turn_folder=turn_dir.path,
+            inputs=tuple(task.inputs.values()),
+            outputs=tuple(task.outputs.values()),
+            env=env,
+            command=tuple(command),
+        )
+    )
 
 
 def run_agent_process(
@@ -65,6 +106,7 @@ def run_agent_process(
     stdout_path: Path,
     stderr_path: Path,
     limits: Limits,
+    sandbox: SandboxedCommand | None = None,
 ) -> TurnOutcome:
     """Run an agent to its end, streaming its output to files and stopping it when it stalls.
 
@@ -74,38 +116,78 @@ def run_agent_process(
     its files while it runs — none of which run-to-completion can do.
     """
     started = time.monotonic()
+    use = SandboxUse.OFF if sandbox is None else SandboxUse.BWRAP
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
+    status: namespace.StatusReader | None = None
+    command = list(argv)
+    pass_fds: tuple[int, ...] = ()
+    if sandbox is not None:
+        read_end, write_end = os.pipe()
+        status = namespace.StatusReader(read_end)
+        command = sandbox.argv(argv, status_fd=write_end)
+        pass_fds = (write_end,)
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
         try:
             child = subprocess.Popen(
-                list(argv),
+                command,
                 cwd=cwd,
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,  # its own process group: killed as a whole
+                pass_fds=pass_fds,
             )
         except OSError as exc:
-            message = f"cannot run agent command `{' '.join(argv)}` in {cwd}: {exc.strerror}"
+            message = f"cannot run agent command `{' '.join(command)}` in {cwd}: {exc.strerror}"
             err.write(f"consort: {message}\n".encode())
             code = 127 if isinstance(exc, FileNotFoundError) else 126
             return TurnOutcome(
-                code, time.monotonic() - started, stdout_path, stderr_path, error=message
+                code,
+                time.monotonic() - started,
+                stdout_path,
+                stderr_path,
+                error=message,
+                sandbox=use,
             )
+        finally:
+            for fd in pass_fds:
+                os.close(fd)
+        inside: namespace.Started | None = None
         try:
+            if status is not None:
+                inside = status.started()
+                if inside is None:
+                    _stop_group(child, limits.grace_s)
+                    raise SandboxFailed(
+                        "the turn's sandbox could not be set up: " + _tail(stderr_path),
+                        fix="`consort doctor` checks the sandbox; the attempt was not counted",
+                    )
             killed = _watch(child, (out, err), cwd, limits=limits, started=started)
         finally:
-            # Also on Ctrl-C or any error of ours: the agent is in its own session, so the
-            # terminal's SIGINT never reached it, and nothing of it may survive Consort.
+            # Also on Ctrl-C, SIGTERM or any error of ours: nothing of the agent may survive
+            # Consort. In a sandbox, that is every process of its PID namespace.
+            if inside is not None:
+                namespace.end(inside, limits.grace_s, still_running=child.poll() is None)
             _stop_group(child, limits.grace_s)
+            if status is not None:
+                status.close()
     return TurnOutcome(
         child.returncode if child.returncode is not None else -signal.SIGKILL,
         time.monotonic() - started,
         stdout_path,
         stderr_path,
         killed=killed,
+        sandbox=use,
     )
+
+
+def _tail(path: Path) -> str:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return "bubblewrap said nothing"
+    return lines[-1] if lines else "bubblewrap said nothing"
 
 
 def _watch(

@@ -9,6 +9,8 @@ inactivity_timeout = 600       # seconds without output or file change before a 
 wall_clock_timeout = 14400     # hard cap on a turn, in seconds
 env_allow = ["HTTPS_PROXY"]    # extra variables agents may inherit from Consort's environment
 env = { HTTPS_PROXY = "http://127.0.0.1:3128" }   # constants set in every turn's environment
+sandbox = "auto"               # auto | on | off: every agent turn in a bubblewrap sandbox
+read_only = ["~/.rustup"]      # more folders turns may read (toolchains, dependency folders)
 
 [agents.driver]                # ... and a role's own table overrides them
 adapter = "replay"             # command | replay | claude | codex
@@ -22,6 +24,9 @@ retries = 2                    # claude/codex: further attempts after a transien
 retry_backoff = 15             # seconds before the first retry, doubled for each next one
 command = ["claude"]           # claude/codex: the program to run, if not the one on PATH
 env = { ANTHROPIC_BASE_URL = "https://gateway.example" }   # merged over [agents] env
+state = ["~/.claude"]          # the tool's own folders, writable in its sandbox (default: claude
+                               # $CLAUDE_CONFIG_DIR or ~/.claude and ~/.claude.json, codex
+                               # $CODEX_HOME or ~/.codex, others none)
 ```
 
 The claude adapter's turns also inherit CLAUDE_CONFIG_DIR, the codex adapter's CODEX_HOME, when
@@ -49,6 +54,9 @@ from consort.adapters.agents.command import (
 )
 from consort.adapters.agents.headless import DEFAULT_RETRIES, DEFAULT_RETRY_BACKOFF_S, RetryPolicy
 from consort.adapters.agents.replay import ReplayAdapter
+from consort.adapters.db.account import consort_private_folders
+from consort.adapters.sandbox.policy import SandboxPolicy, decide
+from consort.core.config import SandboxMode
 from consort.core.errors import UsageError
 from consort.core.project import CONFIG_FILE, Project
 from consort.core.vocabulary import Role
@@ -71,6 +79,12 @@ LOCATION_VARIABLES: Mapping[AdapterKind, tuple[str, ...]] = {
     AdapterKind.CODEX: ("CODEX_HOME",),
 }
 
+# The agent tools' own state, writable in their sandbox unless `state` says otherwise.
+DEFAULT_STATE: dict[AdapterKind, tuple[str, ...]] = {
+    AdapterKind.CLAUDE: ("~/.claude", "~/.claude.json"),
+    AdapterKind.CODEX: ("~/.codex",),
+}
+
 
 class _Settings(BaseModel):
     """Keys allowed both in [agents] (for every role) and in [agents.<role>]."""
@@ -87,10 +101,13 @@ class _Settings(BaseModel):
     effort: str | None = Field(default=None, min_length=1)
     retries: int | None = Field(default=None, ge=0, le=10)
     retry_backoff: float | None = Field(default=None, gt=0)
+    state: list[str] | None = None
+    read_only: list[str] | None = None
 
 
 class _SharedTable(_Settings):
     default: str | None = None
+    sandbox: SandboxMode = SandboxMode.AUTO
 
 
 class _RoleTable(_Settings):
@@ -114,10 +131,18 @@ class AgentSettings:
     retries: int = DEFAULT_RETRIES  # claude, codex: after transient API errors
     retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S
     root: Path | None = None  # the project root: where the role prompts live
+    sandbox: SandboxMode = SandboxMode.AUTO
+    state: tuple[Path, ...] = ()  # the tool's own folders, writable in the sandbox
+    read_only: tuple[Path, ...] = ()  # more folders its turns may read
 
     @property
     def table(self) -> str:
         return f"[agents.{self.role}]"
+
+    @property
+    def runs_process(self) -> bool:
+        """Replay writes the recorded files itself; every other adapter runs an agent program."""
+        return self.adapter is not AdapterKind.REPLAY
 
 
 @dataclass(frozen=True)
@@ -164,7 +189,31 @@ class AgentsConfig:
                 own.retry_backoff, shared.retry_backoff, DEFAULT_RETRY_BACKOFF_S
             ),
             root=root,
+            sandbox=shared.sandbox,
+            state=_paths(
+                own.state if own.state is not None else shared.state,
+                _default_state(kind),
+                root,
+                f"[agents.{role}] state" if own.state is not None else "[agents] state",
+                relative=False,
+            ),
+            read_only=_paths(
+                [*(shared.read_only or ()), *(own.read_only or ())],
+                (),
+                root,
+                "read_only",
+                relative=True,
+            ),
         )
+
+
+def _default_state(kind: AdapterKind) -> tuple[str, ...]:
+    """The CLI's own folders: where its location variable points when Consort's environment
+    sets it (the turn inherits that variable too), else its usual place in the home folder."""
+    for name in LOCATION_VARIABLES.get(kind, ()):
+        if os.environ.get(name):
+            return (os.environ[name],)
+    return DEFAULT_STATE.get(kind, ())
 
 
 def parse_agents(raw: Mapping[str, object]) -> AgentsConfig:
@@ -204,9 +253,24 @@ def adapter_for(project: Project, role: Role) -> Adapter:
     return make_adapter(agent_settings(project, role))
 
 
+def sandbox_policy(settings: AgentSettings) -> SandboxPolicy:
+    """How the role's turns are sandboxed; a UsageError where they must be and cannot be."""
+    who = f"the {settings.role} role's {settings.adapter} adapter"
+    use, found = decide(settings.sandbox, settings.runs_process, who=who)
+    return SandboxPolicy(
+        use=use,
+        bwrap=found.bwrap if found is not None else None,
+        project_root=settings.root or Path.cwd(),
+        state=settings.state,
+        read_only=settings.read_only,
+        hidden=consort_private_folders(),
+    )
+
+
 def make_adapter(settings: AgentSettings) -> Adapter:
+    sandbox = sandbox_policy(settings)
     if settings.adapter in (AdapterKind.CLAUDE, AdapterKind.CODEX):
-        return _headless_adapter(settings)
+        return _headless_adapter(settings, sandbox)
     if settings.adapter is AdapterKind.COMMAND:
         if settings.command is None:
             raise UsageError(
@@ -217,7 +281,7 @@ def make_adapter(settings: AgentSettings) -> Adapter:
             inactivity_s=settings.inactivity_timeout_s,
             wall_clock_s=settings.wall_clock_timeout_s,
         )
-        return CommandAdapter(settings.command, limits, dict(settings.env))
+        return CommandAdapter(settings.command, limits, dict(settings.env), sandbox)
     # AdapterKind.REPLAY
     if settings.replay_dir is None:
         raise UsageError(
@@ -231,7 +295,7 @@ def make_adapter(settings: AgentSettings) -> Adapter:
     return ReplayAdapter(settings.replay_dir)
 
 
-def _headless_adapter(settings: AgentSettings) -> Adapter:
+def _headless_adapter(settings: AgentSettings, sandbox: SandboxPolicy) -> Adapter:
     """Claude Code or Codex; `command` (if set) is the program to run instead of the default."""
     from consort.adapters.agents import claude, codex
 
@@ -248,6 +312,7 @@ def _headless_adapter(settings: AgentSettings) -> Adapter:
             retry=retry,
             project_root=settings.root,
             env=dict(settings.env),
+            sandbox=sandbox,
         )
     return codex.CodexAdapter(
         command=settings.command or (codex.PROGRAM,),
@@ -257,7 +322,32 @@ def _headless_adapter(settings: AgentSettings) -> Adapter:
         retry=retry,
         project_root=settings.root,
         env=dict(settings.env),
+        sandbox=sandbox,
     )
+
+
+def _paths(
+    given: list[str] | None,
+    default: tuple[str, ...],
+    root: Path,
+    where: str,
+    *,
+    relative: bool,
+) -> tuple[Path, ...]:
+    """Configured paths, absolute: `~` is the user's home; relative ones (where allowed) are
+    relative to the project root."""
+    found = []
+    for text in default if given is None else given:
+        path = Path(os.path.expanduser(text))
+        if not path.is_absolute():
+            if not relative:
+                raise UsageError(
+                    f"{CONFIG_FILE}: {where}: {text!r} must be absolute or start with ~",
+                    fix="the tool's state folders live outside the project",
+                )
+            path = root / path
+        found.append(Path(os.path.normpath(path)))
+    return tuple(found)
 
 
 def _adapter_kind(name: str, where: str) -> AdapterKind:

@@ -35,6 +35,7 @@ from consort.adapters.agents.base import TurnOutcome
 from consort.adapters.agents.command import Limits, run_agent_process
 from consort.adapters.agents.stream import StreamLines, read_jsonl
 from consort.adapters.agents.task import AgentReport, RefusedCall, Task, TurnDir
+from consort.adapters.sandbox.policy import SandboxedCommand
 from consort.core.errors import UsageError
 from consort.core.fsutil import atomic_write_json, atomic_write_text
 from consort.core.layout import STATE_GLOB
@@ -184,6 +185,7 @@ def run_headless(
     limits: Limits,
     retry: RetryPolicy,
     sleep: Callable[[float], None] = time.sleep,
+    sandbox: SandboxedCommand | None = None,
 ) -> TurnOutcome:
     started = time.monotonic()
     turn_dir.path.mkdir(parents=True, exist_ok=True)
@@ -200,6 +202,7 @@ def run_headless(
             stdout_path=turn_dir.stdout_path,
             stderr_path=turn_dir.stderr_path,
             limits=limits,
+            sandbox=sandbox,
         )
         summary = call.parse(read_jsonl(outcome.stdout_path), workdir, _text(outcome.stderr_path))
         kind, message = classify(summary, outcome, _tail(outcome.stderr_path), call.profile)

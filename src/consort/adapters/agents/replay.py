@@ -37,6 +37,7 @@ from pathlib import Path, PurePosixPath
 
 from consort.adapters.agents.base import TurnOutcome
 from consort.adapters.agents.task import Task, TurnDir
+from consort.core.vocabulary import SandboxUse
 
 FILES_DIR = "files"
 OUTPUTS_DIR = "outputs"
@@ -86,11 +87,16 @@ class ReplayAdapter:
                 turn_dir.stdout_path,
                 turn_dir.stderr_path,
                 error=message,
+                sandbox=SandboxUse.NO_PROCESS,
             )
         _copy_or_write(folder / "stdout", turn_dir.stdout_path, f"replayed {key} from {folder}\n")
         _copy_or_write(folder / "stderr", turn_dir.stderr_path, "")
         return TurnOutcome(
-            exit_code, time.monotonic() - started, turn_dir.stdout_path, turn_dir.stderr_path
+            exit_code,
+            time.monotonic() - started,
+            turn_dir.stdout_path,
+            turn_dir.stderr_path,
+            sandbox=SandboxUse.NO_PROCESS,  # Consort wrote the recorded files; nothing ran
         )
 
 

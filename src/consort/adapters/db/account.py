@@ -81,6 +81,12 @@ class ServerAccount:
         return SYSTEM_HOME / "clusters" / f"{project_root.name[:24]}-{digest}-{unique}"
 
 
+def consort_private_folders() -> tuple[Path, ...]:
+    """Machine-wide folders of Consort's that no agent turn may see: clusters, binaries, caches."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return (SYSTEM_HOME, Path(base) / "consort")
+
+
 def server_account() -> ServerAccount:
     if os.geteuid() != 0:
         return ServerAccount(None)

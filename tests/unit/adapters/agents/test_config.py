@@ -44,12 +44,16 @@ env_allow = ["NO_PROXY"]
 """,
     )
     architect = adapter_for(project, Role.ARCHITECT)
-    assert architect == CommandAdapter(
-        ("python3", "agent.py"), Limits(inactivity_s=30, wall_clock_s=4 * 3600.0)
+    assert isinstance(architect, CommandAdapter)
+    assert (architect.argv, architect.limits) == (
+        ("python3", "agent.py"),
+        Limits(inactivity_s=30, wall_clock_s=4 * 3600.0),
     )
     navigator = adapter_for(project, Role.NAVIGATOR)
-    assert navigator == CommandAdapter(
-        ("python3", "navigator.py", "--fast"), Limits(inactivity_s=5, wall_clock_s=60)
+    assert isinstance(navigator, CommandAdapter)
+    assert (navigator.argv, navigator.limits) == (
+        ("python3", "navigator.py", "--fast"),
+        Limits(inactivity_s=5, wall_clock_s=60),
     )
     assert agent_settings(project, Role.NAVIGATOR).env_allow == ("HTTPS_PROXY", "NO_PROXY")
     driver = adapter_for(project, Role.DRIVER)

@@ -53,6 +53,11 @@ command = ["/opt/codex/bin/codex"]
         retry=RetryPolicy(retries=1, backoff_s=2.5),
         project_root=tmp_path,
         guard_command=(sys.executable, "-m", "consort", "guard"),
+        sandbox=driver.sandbox,
+    )
+    assert driver.sandbox is not None and driver.sandbox.state == (
+        Path.home() / ".claude",
+        Path.home() / ".claude.json",
     )
     architect = adapter_for(project, Role.ARCHITECT)
     assert isinstance(architect, ClaudeAdapter)
