@@ -661,6 +661,15 @@ def test_agent_writing_outside_its_scope_is_reverted_when_unsandboxed(shared: Sh
     # The accepted spec the agent overwrote is back, so the lane went on on solid ground.
     assert accepted_hashes(root, key) == fixture_hashes(BACKEND)
     verified(root)
+    # Every turn of that drive is on record as unsandboxed, and status and verify say so.
+    ran = {e.data["sandbox"] for e in of_type(root, EventType.TURN_STARTED, key)}
+    assert ran == {"off"}
+    unsandboxed = json.loads(expect(run(root, "status", "--json"), 0))["unsandboxed_turns"]
+    assert unsandboxed and all(line.startswith(f"{key}: ") for line in unsandboxed)
+    said = expect(run(root, "verify"), 0)
+    assert "ran without a sandbox" in said and key in said
+    checked = json.loads(expect(run(root, "verify", "--json"), 0))
+    assert any("ran without a sandbox" in w for w in checked["warnings"])
 
 
 def test_agent_looping_for_ever_is_killed_for_inactivity(shared: Shared) -> None:

@@ -257,3 +257,37 @@ def test_ctrl_c_stops_at_a_safe_point_and_stops_the_agent(crashable: Crashable) 
     expect(run(root, "drive", "--feature", short(key)), 0)
     assert agent.calls(key, "architecture") == 2
     crashable.same_end_state(key)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_stop_drive_as_ctrl_c_does(
+    crashable: Crashable, stop: signal.Signals
+) -> None:
+    """A service manager's stop, or a closed terminal: the turn's sandbox is torn down, the
+    attempt is not counted, the message says how to resume, and no process is left."""
+    root, agent = crashable.root, crashable.agent
+    key = intake(root, f"Stopped by {stop.name}")
+    agent.plan(key, "db-design", "wait-for-go")
+    drive = crashable.start_drive(key)
+    try:
+        agent.wait_until_waiting(key, "db-design")
+        drive.send_signal(stop)
+        out, _ = drive.communicate(timeout=60)
+    finally:
+        agent.go(key, "db-design")
+    assert drive.returncode == 1, out
+    assert f"interrupted ({stop.name})" in out and "`consort drive` resumes" in out
+    crashable.no_agent_left()
+    last = [e for e in events(root) if e.subject == key][-1]
+    assert last.type is EventType.DRIVE_STOPPED
+    assert (last.data["reason"], last.data["message"]) == ("interrupted", f"stopped by {stop.name}")
+    assert not of_type(root, EventType.TURN_FAILED, key)  # the attempt was not used up
+    verified(root)
+    expect(run(root, "drive", "--feature", short(key)), 0)
+    assert agent.calls(key, "db-design") == 2
+    started = [
+        e for e in of_type(root, EventType.TURN_STARTED, key) if e.data["step"] == "db-design"
+    ]
+    assert [e.data["attempt"] for e in started] == [1, 1]
+    assert {e.data["sandbox"] for e in of_type(root, EventType.TURN_STARTED, key)} == {"bwrap"}
+    crashable.same_end_state(key)

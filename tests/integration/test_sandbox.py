@@ -347,3 +347,45 @@ def test_where_no_namespace_can_be_made_only_replay_runs_unless_sandbox_is_off(
     assert result["replay"] == "replay"
     assert result["off"] == SandboxUse.OFF.value
     assert result["on-replay"].startswith("refused: ")
+
+
+def test_a_test_run_sandbox_writes_its_export_and_report_and_reaches_nothing_else(
+    layout: Layout,
+) -> None:
+    """The reusable sandbox for run-to-completion processes (test runs, the deploy app)."""
+    from consort.adapters import proc
+    from consort.adapters.sandbox.run import run_spec, sandboxed_argv
+
+    export = layout.base / "export"
+    reports = layout.base / "reports"
+    export.mkdir()
+    reports.mkdir()
+    (export / ".env").write_text("SECRET=in the export\n")
+    env = {"PATH": os.environ["PATH"], "HOME": str(layout.home)}
+    spec = run_spec(workdir=export, writable=[export, reports], project_root=layout.root, env=env)
+    script = (
+        "import pathlib, sys\n"
+        "pathlib.Path(sys.argv[1], 'junit.xml').write_text('<testsuites/>')\n"
+        "seen = []\n"
+        "for path in sys.argv[2:]:\n"
+        "    try:\n"
+        "        pathlib.Path(path).read_text()\n"
+        "        seen.append(path)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print(seen)\n"
+    )
+    secrets = [
+        str(layout.root / ".consort" / "db" / "secret"),
+        str(layout.root / ".env"),
+        str(export / ".env"),
+        str(layout.home / ".pgpass"),
+        str(layout.other / "theirs.py"),
+    ]
+    done = proc.run(
+        sandboxed_argv(spec, [sys.executable, "-c", script, str(reports), *secrets]),
+        cwd=export,
+        env=env,
+    )
+    assert done.stdout.strip() == "[]"
+    assert (reports / "junit.xml").read_text() == "<testsuites/>"

@@ -15,7 +15,7 @@ from consort.core.ledger import EventType, Ledger, ledger_path
 from consort.core.project import Project
 from consort.core.vocabulary import Role, Step
 from consort.lanes.turn import TurnRequest, Verdict, open_turn, run_turn
-from tests.fakes import install_fakes, write_scenario
+from tests.fakes import FAKES, install_fakes, write_scenario
 from tests.helpers import git
 
 pytestmark = pytest.mark.integration
@@ -41,6 +41,8 @@ def test_a_refused_write_and_the_agent_reach_the_ledger_and_result(tmp_path: Pat
         f'[agents]\ndefault = "claude"\ncommand = [{json.dumps(str(claude))}]\n'
         f"env = {{ FAKE_CLAUDE_SCENARIO = {json.dumps(constants['FAKE_CLAUDE_SCENARIO'])} }}\n"
         "retries = 0\n"
+        # The fake runs from the tests' folder and reads its scenario: shown in its sandbox.
+        f"read_only = [{json.dumps(str(FAKES))}, {json.dumps(str(scenario))}]\n"
     )
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")

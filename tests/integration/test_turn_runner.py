@@ -110,8 +110,13 @@ def setup(tmp_path: Path) -> Setup:
     (root / "tests" / "test_app.py").write_text(TEST)
     (root / ".gitignore").write_text(".consort/turns/\n.consort/worktrees/\n.consort/*.lock\n")
     command = [sys.executable, str(tmp_path / "agent.py"), str(control)]
+    # These tests are about the post-turn check, which must hold by itself when a person turns
+    # the sandbox off: in a sandbox the agent's writes outside its scope fail before there is
+    # anything to revert (tests/integration/test_sandbox.py, tests/adversarial). The control
+    # folder is the agent's state either way.
     (root / "consort.toml").write_text(
         f'[turns]\nretries = 2\n\n[agents]\ndefault = "command"\ncommand = {json.dumps(command)}\n'
+        f'sandbox = "off"\nstate = [{json.dumps(str(control))}]\n'
     )
     (root / ".consort").mkdir()
     git(root, "init", "-q", "-b", "main")
@@ -343,3 +348,20 @@ def test_the_agent_is_launched_in_one_place_only() -> None:
         check=False,
     ).stdout.split()
     assert [Path(p).name for p in offenders] == ["turn.py"]
+
+
+def test_in_the_sandbox_the_same_writes_fail_and_there_is_nothing_to_revert(setup: Setup) -> None:
+    root = setup.root
+    config = root / "consort.toml"
+    config.write_text(config.read_text().replace('sandbox = "off"\n', ""))
+    setup.plan(
+        {"copy": str(FIXTURES / "feature-spec.json")},
+        {"write": {str(root / "src" / "sneaky.py"): "print('hi')\n"}},
+    )
+    assert _run(setup).ok  # its own output folder is writable
+    done = _run(setup)
+    assert not (root / "src" / "sneaky.py").exists()
+    assert done.violations == ()  # nothing changed: the write failed in the sandbox
+    assert "Read-only file system" in (done.dir.stderr_path).read_text()
+    started = _of(setup.events(), EventType.TURN_STARTED)
+    assert [e.data["sandbox"] for e in started] == ["bwrap", "bwrap"]

@@ -39,6 +39,8 @@ class StatusReport:
     escalations: list[dict[str, str]] = field(default_factory=list)
     branches: list[dict[str, object]] = field(default_factory=list)
     branch_problem: str | None = None
+    unsandboxed_turns: list[str] = field(default_factory=list)  # turns run with sandbox = "off"
+    sandbox_warning: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +49,7 @@ class StatusReport:
             "escalations": self.escalations,
             "branches": self.branches,
             "branch_problem": self.branch_problem,
+            "unsandboxed_turns": self.unsandboxed_turns,
         }
 
 
@@ -59,6 +62,16 @@ def _resolutions(feature: str, escalation: Escalation) -> str:
         commands.append(f'consort amend {short}/{story}/{escalation.item} --note "..."')
         commands.append(f'consort reject design {short} --note "..."')
     return "  |  ".join(commands)
+
+
+def _sandboxes(project: Project, report: StatusReport) -> None:
+    from consort.core.ledger import Ledger, ledger_path
+    from consort.lanes.verify.sandboxing import sandbox_record
+
+    path = ledger_path(project.state_dir)
+    record = sandbox_record(Ledger(path).read() if path.exists() else [])
+    report.unsandboxed_turns = list(record.unsandboxed)
+    report.sandbox_warning = record.warning()
 
 
 def _stories(feature: FeatureState) -> list[StoryLine]:
@@ -99,6 +112,7 @@ def status(project: Project) -> StatusReport:
 
 def collect(project: Project, state: State) -> StatusReport:
     report = StatusReport()
+    _sandboxes(project, report)
     for feature in state.features:
         action = next_action(state, feature.id)
         report.features.append(

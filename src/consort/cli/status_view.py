@@ -34,6 +34,8 @@ def render_status(report: StatusReport) -> None:
                 for s in report.stories
             ],
         )
+    if report.sandbox_warning:
+        ui.warn(report.sandbox_warning)
     for escalation in report.escalations:
         ui.warn(
             f"escalation on {escalation['feature']} ({escalation['step']}): {escalation['reason']}"

@@ -27,6 +27,8 @@ def verify(as_json: bool) -> None:
     else:
         for line in outcome.holds:
             ui.done(line)
+        for line in outcome.warnings:
+            ui.warn(line)
         for line in outcome.fails:
             ui.error(line)
     sys.exit(int(outcome.exit_code))

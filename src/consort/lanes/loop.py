@@ -29,6 +29,7 @@ from consort.lanes.design import record_hand_edit, restore_artifact, run_design_
 from consort.lanes.gates import covered_hashes, proxy_policy
 from consort.lanes.humans import refuse_agent
 from consort.lanes.intake import resolve_feature
+from consort.lanes.stops import interruption, stop_signals_interrupt
 
 Progress = Callable[[str], None]
 BUILD_ACTIONS = frozenset(
@@ -58,7 +59,7 @@ def drive(
     progress: Progress = lambda _text: None,
 ) -> DriveResult:
     refuse_agent("driving the project")
-    with hold_writer(project.state_dir):
+    with stop_signals_interrupt(), hold_writer(project.state_dir):
         ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
         state = derive(ledger.read(), project.config, project.state_dir)
         key = resolve_feature(project, feature, [f.id for f in state.features]) if feature else None
@@ -72,10 +73,19 @@ def drive(
             result = _loop(
                 project, ledger, feature=key, until=until, max_steps=max_steps, progress=progress
             )
-        except KeyboardInterrupt:
-            ledger.record(DriveStopped(reason="interrupted"), Actor.ORCHESTRATOR, subject)
+        except KeyboardInterrupt as exc:
+            by = interruption(exc)
+            ledger.record(
+                DriveStopped(reason="interrupted", message=f"stopped by {by}"),
+                Actor.ORCHESTRATOR,
+                subject,
+            )
             return DriveResult(
-                ExitCode.ERROR, 0, None, "interrupted; `consort drive` resumes from here"
+                ExitCode.ERROR,
+                0,
+                None,
+                f"interrupted ({by}); the turn in progress was stopped and its attempt not "
+                "counted; `consort drive` resumes from here",
             )
         except LedgerError:
             raise  # the ledger cannot take the record of its own damage

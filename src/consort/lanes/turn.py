@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from consort.adapters.agents.base import Adapter, TurnOutcome, build_agent_env
-from consort.adapters.agents.config import agent_settings, make_adapter
+from consort.adapters.agents.config import agent_settings, make_adapter, sandbox_use
 from consort.adapters.agents.task import AgentReport, Task, TurnDir, TurnResult
 from consort.adapters.scope import Violation, revert_outside_scope, snapshot
 from consort.core.ledger import Actor, EventType, Ledger
 from consort.core.project import Project
-from consort.core.vocabulary import Role, Step
+from consort.core.vocabulary import Role, SandboxUse, Step
 
 STDERR_TAIL = 2000
 
@@ -57,6 +57,7 @@ class OpenTurn:
     dir: TurnDir
     adapter: Adapter
     env_allow: tuple[str, ...]
+    sandbox: SandboxUse  # how its agent will run: recorded with the turn's start
 
     @property
     def path(self) -> Path:
@@ -106,8 +107,13 @@ class TurnRun:
 
 def open_turn(project: Project, role: Role, step: Step) -> OpenTurn:
     settings = agent_settings(project, role)
-    adapter = make_adapter(settings)
-    return OpenTurn(TurnDir.allocate(project.state_dir, role, step), adapter, settings.env_allow)
+    adapter = make_adapter(settings)  # refuses here an agent that must be sandboxed and cannot be
+    return OpenTurn(
+        TurnDir.allocate(project.state_dir, role, step),
+        adapter,
+        settings.env_allow,
+        sandbox_use(settings),
+    )
 
 
 def run_turn(
@@ -133,6 +139,7 @@ def run_turn(
             "role": task.role.value,
             "step": task.step.value,
             "attempt": task.attempt,
+            "sandbox": turn.sandbox.value,
         },
     )
     guards = _guards(project, turn.dir, request)
@@ -244,6 +251,7 @@ def _record(
             killed_for_inactivity=killed == "inactivity",
             killed_for_wall_clock=killed == "wall-clock",
             error=outcome.error,
+            sandbox=outcome.sandbox,
             violations=tuple(violations),
             agent=outcome.agent,
         )

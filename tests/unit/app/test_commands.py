@@ -87,7 +87,10 @@ def test_verify_exits_4_when_anything_fails() -> None:
     assert VerifyOutcome(holds=["a"], fails=[]).exit_code is ExitCode.OK
     failed = VerifyOutcome(holds=["a"], fails=["b"])
     assert failed.exit_code is ExitCode.INTEGRITY
-    assert failed.as_json() == {"ok": False, "holds": ["a"], "fails": ["b"]}
+    assert failed.as_json() == {"ok": False, "holds": ["a"], "fails": ["b"], "warnings": []}
+    # An unsandboxed turn is said, not failed: a person chose it.
+    warned = VerifyOutcome(holds=["a"], fails=[], warnings=["1 agent turn(s) ran without"])
+    assert warned.exit_code is ExitCode.OK and warned.as_json()["warnings"]
 
 
 def test_the_guard_allows_everything_outside_a_turn_and_refuses_bad_input_inside() -> None:

@@ -166,10 +166,12 @@ def run_agent_process(
             killed = _watch(child, (out, err), cwd, limits=limits, started=started)
         finally:
             # Also on Ctrl-C, SIGTERM or any error of ours: nothing of the agent may survive
-            # Consort. In a sandbox, that is every process of its PID namespace.
+            # Consort. In a sandbox, that is every process of its PID namespace; bubblewrap's
+            # own process, alone in its group, goes after them.
             if inside is not None:
                 namespace.end(inside, limits.grace_s, still_running=child.poll() is None)
-            _stop_group(child, limits.grace_s)
+            if inside is None or child.poll() is None:
+                _stop_group(child, limits.grace_s)
             if status is not None:
                 status.close()
     return TurnOutcome(
@@ -215,7 +217,9 @@ def _watch(
             if age is None or age >= limits.inactivity_s:
                 return KillReason.INACTIVITY
             last_activity = now - age
-        time.sleep(limits.poll_s)
+        # Returns as soon as the child ends: a quick agent is not kept waiting for the poll.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=limits.poll_s)
     return None
 
 

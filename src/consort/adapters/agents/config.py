@@ -59,7 +59,7 @@ from consort.adapters.sandbox.policy import SandboxPolicy, decide
 from consort.core.config import SandboxMode
 from consort.core.errors import UsageError
 from consort.core.project import CONFIG_FILE, Project
-from consort.core.vocabulary import Role
+from consort.core.vocabulary import Role, SandboxUse
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
@@ -265,6 +265,11 @@ def sandbox_policy(settings: AgentSettings) -> SandboxPolicy:
         read_only=settings.read_only,
         hidden=consort_private_folders(),
     )
+
+
+def sandbox_use(settings: AgentSettings) -> SandboxUse:
+    """How the role's next turn will run, for the ledger's record of the turn's start."""
+    return sandbox_policy(settings).use
 
 
 def make_adapter(settings: AgentSettings) -> Adapter:

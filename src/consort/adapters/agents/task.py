@@ -21,7 +21,7 @@ from consort.adapters.scope import FileChange, Violation, WriteScope, relative_p
 from consort.core.errors import ConsortError
 from consort.core.fsutil import atomic_write_json, atomic_write_text, file_lock
 from consort.core.layout import Layout
-from consort.core.vocabulary import Role, Step
+from consort.core.vocabulary import Role, SandboxUse, Step
 
 TASK_VERSION = 1
 TASK_FILE = "task.json"
@@ -142,6 +142,7 @@ class TurnResult(BaseModel):
     killed_for_inactivity: bool = False
     killed_for_wall_clock: bool = False
     error: str | None = None  # why the agent could not run at all, if it could not
+    sandbox: SandboxUse | None = None  # how it ran (None in results written before sandboxes)
     changed_files: tuple[FileChange, ...] = ()
     violations: tuple[Violation, ...] = ()
     agent: AgentReport | None = None

@@ -107,7 +107,14 @@ def members(namespace: int) -> list[int]:
 
 def end(started: Started, grace_s: float, still_running: bool) -> None:
     """End every process of the sandbox: SIGTERM (unless the program already ended), a grace,
-    then SIGKILL of the namespace's init, which takes every other member with it."""
+    then SIGKILL of the namespace's init, which takes every other member with it.
+
+    Once the init is gone the namespace is empty: the kernel kills every other member when its
+    init dies, and the init's exit waits for them. So when the program ended by itself (and
+    with it the init), one look at the init says it all, without scanning every process.
+    """
+    if not still_running and not _in_namespace(started.init_pid, started.pid_namespace):
+        return
     if still_running:
         for pid in members(started.pid_namespace):
             if pid != started.init_pid:
@@ -120,6 +127,18 @@ def end(started: Started, grace_s: float, still_running: bool) -> None:
     deadline = time.monotonic() + REAP_TIMEOUT_S
     while members(started.pid_namespace) and time.monotonic() < deadline:
         time.sleep(0.02)
+
+
+def _in_namespace(pid: int, namespace: int) -> bool:
+    """Whether `pid` is a live (not zombie) process of `namespace`."""
+    entry = PROC / str(pid)
+    try:
+        if os.readlink(entry / "ns" / "pid") != f"pid:[{namespace}]":
+            return False
+        stat = (entry / "stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :][:1] not in {"Z", "X", ""}
 
 
 def _others(started: Started) -> bool:

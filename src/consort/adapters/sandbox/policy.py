@@ -117,7 +117,7 @@ def decide(mode: SandboxMode, runs_process: bool, *, who: str) -> tuple[SandboxU
 def turn_spec(policy: SandboxPolicy, turn: TurnPaths) -> SandboxSpec:
     workdir = _absolute(turn.workdir)
     root = _absolute(policy.project_root)
-    home = _home(turn.env)
+    home = home_of(turn.env)
     writable: list[Path] = []
     read_only: list[Path] = [*policy.read_only, turn.turn_folder, *turn.inputs]
     (writable if turn.tree_writable else read_only).append(workdir)
@@ -140,7 +140,7 @@ def turn_spec(policy: SandboxPolicy, turn: TurnPaths) -> SandboxSpec:
         if not under_any(path, writable)
     ]
     shown_trees = [workdir, *(p for p in policy.read_only if is_dir(p))]
-    hidden += _env_files(shown_trees)
+    hidden += env_files(shown_trees)
     read_only += toolchains([root], home, turn.env.get("PATH", ""), system_view().binds)
     return SandboxSpec(
         workdir=workdir,
@@ -207,7 +207,7 @@ def _git_paths(tree: Path) -> list[Path]:
     return paths
 
 
-def _env_files(trees: Iterable[Path]) -> list[Path]:
+def env_files(trees: Iterable[Path]) -> list[Path]:
     """Every `.env`, `.env.*` and `.envrc` in `trees` (outside git's and dependency folders)."""
     found: list[Path] = []
     looked = 0
@@ -230,7 +230,7 @@ def _env_files(trees: Iterable[Path]) -> list[Path]:
     return found
 
 
-def _home(env: Mapping[str, str]) -> Path | None:
+def home_of(env: Mapping[str, str]) -> Path | None:
     home = env.get("HOME")
     if not home or not os.path.isabs(home):
         return None

@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from consort.core.errors import ConsortError, ExitCode
 from consort.core.ledger.kinds import EventType
-from consort.core.vocabulary import ArtifactKind, GateKind, Role, Step, Verdict
+from consort.core.vocabulary import ArtifactKind, GateKind, Role, SandboxUse, Step, Verdict
 
 if TYPE_CHECKING:
     from consort.core.ledger.chain import Event
@@ -218,6 +218,9 @@ class TurnStarted(EventPayload):
     role: Role | None = None
     step: Step | None = None
     attempt: int = 1
+    # How the agent runs: in a sandbox, unsandboxed because consort.toml says so, or no agent
+    # process at all (replay). Absent from turns recorded before sandboxes existed.
+    sandbox: Annotated[SandboxUse | None, WHEN_GIVEN] = None
 
 
 class TurnFinished(EventPayload):

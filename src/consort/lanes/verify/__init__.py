@@ -16,6 +16,7 @@ from consort.core.state import GateStatus
 class VerifyReport:
     holds: list[str] = field(default_factory=list)
     fails: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # true, and a person should know
 
     @property
     def ok(self) -> bool:
@@ -34,6 +35,7 @@ def verify(project: Project) -> VerifyReport:
         return report
     events = list(chain.events)
     report.holds.append(f"ledger: {len(events)} events, hash chain intact")
+    _sandboxes(report, events)
     evidence = _check_turn_outputs(project, events, report)
     report.holds.append(f"turn outputs: {evidence} accepted artifacts match their recorded hashes")
     from consort.lanes.verify.cycles import verify_cycles
@@ -77,3 +79,12 @@ def _check_turn_outputs(project: Project, events: list[Event], report: VerifyRep
         else:
             evidence += 1
     return evidence
+
+
+def _sandboxes(report: VerifyReport, events: list[Event]) -> None:
+    from consort.lanes.verify.sandboxing import sandbox_record
+
+    record = sandbox_record(events)
+    report.holds.append(record.summary())
+    if (warning := record.warning()) is not None:
+        report.warnings.append(warning)
