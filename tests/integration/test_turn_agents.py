@@ -23,6 +23,7 @@ pytestmark = pytest.mark.integration
 
 def test_a_refused_write_and_the_agent_reach_the_ledger_and_result(tmp_path: Path) -> None:
     root = tmp_path / "shop"
+    (root / "src").mkdir(parents=True)
     (root / "tests").mkdir(parents=True)
     (root / ".consort").mkdir()
     test_file = root / "tests" / "test_app.py"
@@ -33,6 +34,7 @@ def test_a_refused_write_and_the_agent_reach_the_ledger_and_result(tmp_path: Pat
         steps=[
             {"init": True},
             {"write": str(test_file), "content": "def test_app():\n    pass\n"},
+            {"write": str(root / "src" / "app.py"), "content": "APP = 1\n"},
             {"result": {"result": "done"}},
         ],
     )
@@ -54,7 +56,7 @@ def test_a_refused_write_and_the_agent_reach_the_ledger_and_result(tmp_path: Pat
         subject="F1", feature="F1", story=None, item=None, attempt=1, feedback=None,
         instructions="Write the spec.", inputs={},
         outputs={"feature-spec": turn.path / "outputs" / "feature-spec.json"},
-        workdir=root, writable=(), protected=("tests/**",),
+        workdir=root, writable=("src/**",), protected=("tests/**",),
     )  # fmt: skip
     done = run_turn(
         project,
@@ -81,3 +83,5 @@ def test_a_refused_write_and_the_agent_reach_the_ledger_and_result(tmp_path: Pat
     result = json.loads(done.dir.result_path.read_text())
     assert result["agent"]["adapter"] == "claude"
     assert [r["target"] for r in result["agent"]["refused"]] == ["tests/test_app.py"]
+    # What the agent changed and Consort kept: the file it may write.
+    assert [(c["path"], c["kind"]) for c in result["changed_files"]] == [("src/app.py", "added")]

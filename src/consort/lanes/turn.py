@@ -31,7 +31,7 @@ from typing import Any
 from consort.adapters.agents.base import Adapter, TurnOutcome, build_agent_env
 from consort.adapters.agents.config import agent_settings, make_adapter, sandbox_use
 from consort.adapters.agents.task import AgentReport, Task, TurnDir, TurnResult
-from consort.adapters.scope import Violation, revert_outside_scope, snapshot
+from consort.adapters.scope import FileChange, Violation, WriteScope, enforce_scope, snapshot
 from consort.core.ledger import Actor, EventType, Ledger
 from consort.core.project import Project
 from consort.core.vocabulary import Role, SandboxUse, Step
@@ -144,9 +144,9 @@ def run_turn(
     )
     guards = _guards(project, turn.dir, request)
     outcome = _launch(turn, task, request)
-    violations = _revert_breaches(guards)
+    violations, changed = _revert_breaches(guards)
     # From here on Consort writes again: every tree the agent could reach is as allowed.
-    _record(ledger, turn.dir, outcome, violations, subject=request.subject, role=task.role)
+    _record(ledger, turn.dir, outcome, violations, changed, subject=request.subject, role=task.role)
     problems = outcome_problems(outcome) + [violation_problem(v) for v in violations]
     if check is not None:
         problems += check()
@@ -222,15 +222,20 @@ def _exempt(turn: TurnDir, tree: Path) -> tuple[str, ...]:
     return (str(turn.path.relative_to(tree)) + "/",)
 
 
-def _revert_breaches(guards: Sequence[_Guard]) -> list[Violation]:
+def _revert_breaches(guards: Sequence[_Guard]) -> tuple[list[Violation], list[FileChange]]:
     """The one place a turn's changes are checked: every change since the snapshot that its
-    scope does not allow is reverted and returned as a violation."""
+    scope does not allow is reverted and returned as a violation; the changes to the working
+    tree (the first guard's) that stay are returned too, for result.json."""
     violations: list[Violation] = []
-    for guard in guards:
-        violations += revert_outside_scope(
-            guard.tree, guard.base, guard.writable, guard.protected, exempt=guard.exempt
-        )
-    return violations
+    kept: list[FileChange] = []
+    for number, guard in enumerate(guards):
+        scope = WriteScope(guard.writable, guard.protected)
+        report = enforce_scope(guard.tree, guard.base, scope, exempt=guard.exempt)
+        violations += report.violations
+        if number == 0:
+            reverted = {v.path for v in report.violations}
+            kept += [change for change in report.changes if change.path not in reverted]
+    return violations, kept
 
 
 def _record(
@@ -238,6 +243,7 @@ def _record(
     turn: TurnDir,
     outcome: TurnOutcome,
     violations: Sequence[Violation],
+    changed: Sequence[FileChange],
     *,
     subject: str,
     role: Role,
@@ -251,6 +257,7 @@ def _record(
             killed_for_inactivity=killed == "inactivity",
             killed_for_wall_clock=killed == "wall-clock",
             error=outcome.error,
+            changed_files=tuple(changed),
             sandbox=outcome.sandbox,
             violations=tuple(violations),
             agent=outcome.agent,
