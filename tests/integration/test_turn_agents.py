@@ -45,6 +45,9 @@ def test_a_refused_write_and_the_agent_reach_the_ledger_and_result(tmp_path: Pat
         "retries = 0\n"
         # The fake runs from the tests' folder and reads its scenario: shown in its sandbox.
         f"read_only = [{json.dumps(str(FAKES))}, {json.dumps(str(scenario))}]\n"
+        # What is recorded does not depend on the sandbox, which has tests of its own; this
+        # turn writes the main checkout, which a sandboxed turn cannot.
+        'sandbox = "off"\n'
     )
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
