@@ -26,11 +26,11 @@ from consort.core.artifacts.registry import (
 from consort.core.derive import artifact_path, turn_output
 from consort.core.errors import ConsortError, ExitCode
 from consort.core.fsutil import atomic_write_text
-from consort.core.ledger import Actor, EventType, Ledger
+from consort.core.ledger import Actor, Ledger
+from consort.core.ledger.events import ArtifactAccepted, ArtifactSource
 from consort.core.machine import Action
 from consort.core.project import Project
 from consort.core.state import ArtifactCondition, FeatureState
-from consort.lanes.intake import intake_dir
 from consort.lanes.turn import TurnRequest, Verdict, open_turn, run_turn
 from consort.roles import prompt_for
 
@@ -79,18 +79,14 @@ def run_design_turn(
         return TurnReport(done.name, False, done.problems, done.violations)
     digest = artifact_hash(out_path)
     target = artifact_path(project.state_dir, feature.id, kind)
-    ledger.append(
-        EventType.ARTIFACT_ACCEPTED,
-        Actor.ORCHESTRATOR,
-        feature.id,
-        {
-            "kind": kind.value,
-            "hash": digest,
-            "turn": done.name,
-            "source": "turn",
-            "path": str(target.relative_to(project.root)),
-        },
+    accepted = ArtifactAccepted(
+        kind=kind,
+        hash=digest,
+        turn=done.name,
+        source=ArtifactSource.TURN,
+        path=str(target.relative_to(project.root)),
     )
+    ledger.record(accepted, Actor.ORCHESTRATOR, feature.id)
     restore_artifact(project, feature.id, kind, done.name)
     return TurnReport(done.name, True, (), done.violations)
 
@@ -125,18 +121,14 @@ def record_hand_edit(
     ledger: Ledger, project: Project, feature: FeatureState, kind: ArtifactKind
 ) -> None:
     artifact = feature.artifacts[kind]
-    ledger.append(
-        EventType.ARTIFACT_ACCEPTED,
-        Actor.HUMAN,
-        feature.id,
-        {
-            "kind": kind.value,
-            "hash": artifact.current_hash,
-            "turn": None,
-            "source": "hand-edit",
-            "path": artifact.path,
-        },
+    accepted = ArtifactAccepted(
+        kind=kind,
+        hash=artifact.current_hash,
+        turn=None,
+        source=ArtifactSource.HAND_EDIT,
+        path=artifact.path,
     )
+    ledger.record(accepted, Actor.HUMAN, feature.id)
 
 
 def _instructions(project: Project, action: Action, kind: ArtifactKind) -> str:
@@ -158,7 +150,7 @@ def _inputs(
     request = artifact_path(project.state_dir, feature.id, ArtifactKind.FEATURE_REQUEST)
     inputs["feature-request"] = request
     for name in ("product", "nfrs"):
-        path = intake_dir(project) / f"{name}.md"
+        path = project.layout.intake / f"{name}.md"
         if path.is_file():
             inputs[name] = path
     for step in feature.steps():

@@ -38,10 +38,6 @@ class IntakeResult:
     feature: str | None = None
 
 
-def intake_dir(project: Project) -> Path:
-    return project.layout.intake
-
-
 def slugify(title: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
     return slug[:40].rstrip("-") or "feature"
@@ -71,7 +67,7 @@ def record(
     with hold_writer(project.state_dir):
         ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
         if kind is not IntakeKind.FEATURE:
-            path = intake_dir(project) / f"{kind.value}.md"
+            path = project.layout.intake / f"{kind.value}.md"
             atomic_write_text(path, text if text.endswith("\n") else text + "\n")
             ledger.record(
                 IntakeRecorded(kind=kind.value, path=str(path.relative_to(project.root))),
@@ -91,7 +87,7 @@ def record(
             created=datetime.now(UTC),
         )
         key = request.key
-        words = intake_dir(project) / "features" / f"{key}.md"
+        words = project.layout.intake / "features" / f"{key}.md"
         atomic_write_text(words, text if text.endswith("\n") else text + "\n")
         request_path = artifact_path(project.state_dir, key, ArtifactKind.FEATURE_REQUEST)
         write_artifact(request_path, request)

@@ -32,7 +32,8 @@ from consort.adapters.agents.base import Adapter, TurnOutcome, build_agent_env
 from consort.adapters.agents.config import agent_settings, make_adapter, sandbox_use
 from consort.adapters.agents.task import AgentReport, Task, TurnDir, TurnResult
 from consort.adapters.scope import FileChange, Violation, WriteScope, enforce_scope, snapshot
-from consort.core.ledger import Actor, EventType, Ledger
+from consort.core.ledger import Actor, Ledger
+from consort.core.ledger.events import TurnFailed, TurnFinished, TurnStarted, ViolationRecorded
 from consort.core.project import Project
 from consort.core.vocabulary import Role, SandboxUse, Step
 
@@ -130,18 +131,14 @@ def run_turn(
     for output in task.outputs.values():
         output.parent.mkdir(parents=True, exist_ok=True)
     turn.dir.write_task(task)
-    ledger.append(
-        EventType.TURN_STARTED,
-        Actor.ORCHESTRATOR,
-        request.subject,
-        {
-            "turn": turn.name,
-            "role": task.role.value,
-            "step": task.step.value,
-            "attempt": task.attempt,
-            "sandbox": turn.sandbox.value,
-        },
+    started = TurnStarted(
+        turn=turn.name,
+        role=task.role,
+        step=task.step,
+        attempt=task.attempt,
+        sandbox=turn.sandbox,
     )
+    ledger.record(started, Actor.ORCHESTRATOR, request.subject)
     guards = _guards(project, turn.dir, request)
     outcome = _launch(turn, task, request)
     violations, changed = _revert_breaches(guards)
@@ -150,18 +147,14 @@ def run_turn(
     problems = outcome_problems(outcome) + [violation_problem(v) for v in violations]
     if check is not None:
         problems += check()
-    summary = _summary(turn.dir, task, outcome)
+    ended = _ended(turn.dir, task, outcome)
     if problems and verdict is Verdict.TURN:
         # A refused call fails nothing by itself; beside a failure it may be the reason for it.
         errors = problems + refusal_notes(outcome)
-        ledger.append(
-            EventType.TURN_FAILED,
-            Actor.ORCHESTRATOR,
-            request.subject,
-            {**summary, "errors": errors, "feedback": "\n".join(errors)},
-        )
+        failed = TurnFailed(**ended, errors=errors, feedback="\n".join(errors))
+        ledger.record(failed, Actor.ORCHESTRATOR, request.subject)
     else:
-        ledger.append(EventType.TURN_FINISHED, Actor.ORCHESTRATOR, request.subject, summary)
+        ledger.record(TurnFinished(**ended), Actor.ORCHESTRATOR, request.subject)
     return TurnRun(turn.dir, outcome, tuple(violations), tuple(problems))
 
 
@@ -264,25 +257,22 @@ def _record(
         )
     )
     for violation in violations:
-        ledger.append(
-            EventType.VIOLATION_RECORDED,
-            Actor.ORCHESTRATOR,
-            subject,
-            {
-                "turn": turn.name,
-                "role": role.value,
-                "path": violation.path,
-                "change": str(violation.kind),
-                "rule": violation.rule,
-            },
+        recorded = ViolationRecorded(
+            turn=turn.name,
+            role=role,
+            path=violation.path,
+            change=str(violation.kind),
+            rule=violation.rule,
         )
+        ledger.record(recorded, Actor.ORCHESTRATOR, subject)
 
 
-def _summary(turn: TurnDir, task: Task, outcome: TurnOutcome) -> dict[str, Any]:
+def _ended(turn: TurnDir, task: Task, outcome: TurnOutcome) -> dict[str, Any]:
+    """The fields of `TurnFinished` (or `TurnFailed`) for this turn."""
     summary: dict[str, Any] = {
         "turn": turn.name,
-        "role": task.role.value,
-        "step": task.step.value,
+        "role": task.role,
+        "step": task.step,
         "attempt": task.attempt,
         "exit_code": outcome.exit_code,
         "duration_s": round(outcome.duration_s, 3),

@@ -64,6 +64,7 @@ SAMPLES: dict[EventType, EventPayload] = {
             turn="0009-driver-green",
             role=Role.DRIVER,
             step=Step.GREEN,
+            attempt=1,
             exit_code=0,
             duration_s=2.5,
             killed=None,
@@ -75,6 +76,7 @@ SAMPLES: dict[EventType, EventPayload] = {
             attempt=2,
             exit_code=1,
             duration_s=0.25,
+            killed="inactivity",
             errors=["the agent exited with code 1"],
             feedback="the agent exited with code 1",
         ),
@@ -301,7 +303,7 @@ def test_a_ledger_written_before_the_typed_payloads_reads_and_rewrites_byte_for_
         payload = event.payload
         assert type(payload) is PAYLOADS[event.type]
         assert payload.model_extra == {}  # every key it holds, a model knows
-        assert payload.data_to_write() == event.data  # as today's writers would write it
+        assert payload.to_data() == event.data
         again = Event(
             event.seq,
             event.time,

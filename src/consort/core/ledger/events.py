@@ -224,14 +224,17 @@ class TurnStarted(EventPayload):
 
 
 class TurnFinished(EventPayload):
+    """How a turn's process ended, as the turn runner saw it. (Older ledgers lack `attempt` in
+    build turns and `killed` in design turns.)"""
+
     event_type = EventType.TURN_FINISHED
     turn: str = ""
     role: Role | None = None
     step: Step | None = None
-    attempt: Annotated[int | None, WHEN_GIVEN] = None
+    attempt: int | None = None
     exit_code: int | None = None
-    duration_s: Seconds = 0.0
-    killed: Annotated[str | None, WHEN_GIVEN] = None  # inactivity | wall-clock
+    duration_s: Seconds | None = None
+    killed: str | None = None  # inactivity | wall-clock
     # Which agent ran it (when the adapter says) and the calls Consort's guard refused.
     adapter: Annotated[str | None, WHEN_GIVEN] = None
     program: Annotated[str | None, WHEN_GIVEN] = None
@@ -240,6 +243,9 @@ class TurnFinished(EventPayload):
 
 
 class TurnFailed(EventPayload):
+    """A turn that failed: the runner's summary of it (as in `TurnFinished`), and why. A failed
+    review written before the one turn runner carries only its turn, step, errors and feedback."""
+
     event_type = EventType.TURN_FAILED
     turn: str = ""
     role: Annotated[Role | None, WHEN_GIVEN] = None
@@ -247,6 +253,7 @@ class TurnFailed(EventPayload):
     attempt: Annotated[int | None, WHEN_GIVEN] = None
     exit_code: Annotated[int | None, WHEN_GIVEN] = None
     duration_s: Annotated[Seconds | None, WHEN_GIVEN] = None
+    killed: Annotated[str | None, WHEN_GIVEN] = None
     # Which agent ran it (when the adapter says) and the calls Consort's guard refused.
     adapter: Annotated[str | None, WHEN_GIVEN] = None
     program: Annotated[str | None, WHEN_GIVEN] = None
