@@ -10,7 +10,7 @@ from consort.adapters.tdd.rules import green_problems
 from consort.adapters.tdd.runner import migrate, run_suite
 from consort.adapters.vcs import Git
 from consort.core.errors import ConsortError
-from consort.core.ledger import EventType
+from consort.core.ledger.events import BranchCreated, StoryMerged
 from consort.core.project import Project
 from consort.core.state import StoryState
 from consort.lanes.build.context import Build
@@ -42,10 +42,9 @@ def create_feature_branch(ctx: Build) -> None:
     if base is None:
         raise ConsortError("HEAD is detached: check out the branch the feature builds on")
     database = _ensure_paired(ctx, ctx.build.feature_branch, base)
-    ctx.append(
-        EventType.BRANCH_CREATED,
+    ctx.record(
+        BranchCreated(branch=ctx.build.feature_branch, database=database, base=base),
         ctx.feature.id,
-        {"branch": ctx.build.feature_branch, "database": database, "base": base},
     )
     ctx.progress(f"  created {ctx.build.feature_branch} from {base} (database {database})")
 
@@ -59,16 +58,15 @@ def create_story_branch(ctx: Build, story: StoryState) -> None:
     evidence, _report = run_suite(
         ctx.project, ctx.paired.dbs, worktree, database, head, label=f"baseline-{story.id}"
     )
-    ctx.append(
-        EventType.BRANCH_CREATED,
+    ctx.record(
+        BranchCreated(
+            branch=story.branch,
+            database=database,
+            worktree=str(worktree),
+            base_commit=head,
+            run=evidence.as_record(),
+        ),
         ctx.subject(story),
-        {
-            "branch": story.branch,
-            "database": database,
-            "worktree": str(worktree),
-            "base_commit": head,
-            "run": evidence.as_data(),
-        },
     )
     ctx.progress(
         f"  created {story.branch} (database {database}); baseline: "
@@ -111,9 +109,8 @@ def merge_story(ctx: Build, story: StoryState) -> None:
     migrate(
         ctx.project, checkout, ctx.paired.url(ctx.build.feature_branch), ctx.build.feature_branch
     )
-    ctx.append(
-        EventType.STORY_MERGED,
+    ctx.record(
+        StoryMerged(commit=commit, into=ctx.build.feature_branch, run=evidence.as_record()),
         ctx.subject(story),
-        {"commit": commit, "into": ctx.build.feature_branch, "run": evidence.as_data()},
     )
     ctx.progress(f"  merged {story.key} into {ctx.build.feature_branch}; migrations applied")

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from consort.adapters.paired import PairedBranches
 from consort.core.errors import ConsortError
-from consort.core.ledger import Actor, EventType, Ledger
+from consort.core.layout import STATE_GLOB
+from consort.core.ledger import Actor, Ledger
+from consort.core.ledger.events import EventPayload
 from consort.core.project import Project
 from consort.core.state import BuildState, FeatureState, ItemState, State, StoryState
 
-STATE_GUARD = ".consort/**"  # Consort's state, in any checkout: never an agent's to change
+STATE_GUARD = STATE_GLOB  # Consort's state, in any checkout: never an agent's to change
 
 Progress = Callable[[str], None]
 
@@ -42,8 +43,8 @@ class Build:
         parts = [self.feature.id, story.key] + ([item.id] if item else [])
         return "/".join(parts)
 
-    def append(self, kind: EventType, subject: str, data: dict[str, Any]) -> None:
-        self.ledger.append(kind, Actor.ORCHESTRATOR, subject, data)
+    def record(self, payload: EventPayload, subject: str) -> None:
+        self.ledger.record(payload, Actor.ORCHESTRATOR, subject)
 
     @property
     def protected(self) -> tuple[str, ...]:

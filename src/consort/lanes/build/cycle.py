@@ -26,7 +26,15 @@ from consort.core.artifacts.registry import (
 )
 from consort.core.errors import ConsortError
 from consort.core.fsutil import atomic_write_json, atomic_write_text
-from consort.core.ledger import EventType
+from consort.core.ledger.events import (
+    GreenFailed,
+    GreenVerified,
+    RedFailed,
+    RedVerified,
+    RefactorFailed,
+    RefactorVerified,
+    ReviewRecorded,
+)
 from consort.core.machine import Action
 from consort.core.state import ItemState, StoryState
 from consort.lanes.build.context import STATE_GUARD, Build
@@ -92,7 +100,7 @@ def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None
         reset_worktree(worktree, head)
         record_failure(
             ctx,
-            EventType.RED_FAILED,
+            RedFailed,
             story,
             item,
             turn=done.name,
@@ -101,14 +109,14 @@ def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None
             evidence=evidence,
         )
         return
-    data = {
-        "turn": done.name,
-        "commit": evidence.commit,
-        "plan": plan.model_dump(mode="json"),
-        "run": evidence.as_data(),
-    }
-    ctx.append(EventType.RED_VERIFIED, ctx.subject(story, item), data)
-    cycle_record(ctx, story, item, "red", data)
+    verified = RedVerified(
+        turn=done.name,
+        commit=evidence.commit,
+        plan=plan.model_dump(mode="json"),
+        run=evidence.as_record(),
+    )
+    ctx.record(verified, ctx.subject(story, item))
+    cycle_record(ctx, story, item, "red", verified.to_data())
     ctx.progress(f"  RED verified ({done.name}): {len(plan.test_ids)} new test(s) fail as declared")
 
 
@@ -191,7 +199,7 @@ def _green(ctx: Build, action: Action, story: StoryState, item: ItemState) -> No
     if problems or done.evidence is None:
         record_failure(
             ctx,
-            EventType.GREEN_FAILED,
+            GreenFailed,
             story,
             item,
             turn=done.turn,
@@ -200,14 +208,14 @@ def _green(ctx: Build, action: Action, story: StoryState, item: ItemState) -> No
             evidence=done.evidence,
         )
         return
-    data = {
-        "turn": done.turn,
-        "commit": done.evidence.commit,
-        "red_commit": item.red_commit,
-        "run": done.evidence.as_data(),
-    }
-    ctx.append(EventType.GREEN_VERIFIED, ctx.subject(story, item), data)
-    cycle_record(ctx, story, item, "green", data)
+    green = GreenVerified(
+        turn=done.turn,
+        commit=done.evidence.commit,
+        red_commit=item.red_commit,
+        run=done.evidence.as_record(),
+    )
+    ctx.record(green, ctx.subject(story, item))
+    cycle_record(ctx, story, item, "green", green.to_data())
     ctx.progress(f"  GREEN verified ({done.turn}): {len(done.evidence.passing)} tests pass")
 
 
@@ -264,14 +272,14 @@ def _review(ctx: Build, action: Action, story: StoryState, item: ItemState) -> N
         ctx.progress(f"  review failed ({done.name}): " + "; ".join(done.problems)[:300])
         return
     verdict: ReviewVerdict = load_artifact(ArtifactKind.REVIEW, review_path)
-    data = {
-        "turn": done.name,
-        "verdict": verdict.verdict.value,
-        "reasons": list(verdict.reasons),
-        "smells": [s.as_data() for s in smells],
-    }
-    ctx.append(EventType.REVIEW_RECORDED, ctx.subject(story, item), data)
-    cycle_record(ctx, story, item, "review", data)
+    review = ReviewRecorded(
+        turn=done.name,
+        verdict=verdict.verdict,
+        reasons=list(verdict.reasons),
+        smells=[s.as_data() for s in smells],
+    )
+    ctx.record(review, ctx.subject(story, item))
+    cycle_record(ctx, story, item, "review", review.to_data())
     ctx.progress(
         f"  review ({done.name}): {verdict.verdict.value}"
         + (f" — {'; '.join(verdict.reasons)}" if verdict.reasons else "")
@@ -299,7 +307,7 @@ def _refactor(ctx: Build, action: Action, story: StoryState, item: ItemState) ->
     if done.problems:
         record_failure(
             ctx,
-            EventType.REFACTOR_FAILED,
+            RefactorFailed,
             story,
             item,
             turn=done.turn,
@@ -308,15 +316,15 @@ def _refactor(ctx: Build, action: Action, story: StoryState, item: ItemState) ->
             evidence=done.evidence,
         )
         return
-    data = {
-        "turn": done.turn,
-        "commit": done.commit or item.green_commit,
-        "red_commit": item.red_commit,
-        "unchanged": done.commit is None,
-        "run": done.evidence.as_data() if done.evidence else None,
-    }
-    ctx.append(EventType.REFACTOR_VERIFIED, ctx.subject(story, item), data)
-    cycle_record(ctx, story, item, "refactor", data)
+    refactor = RefactorVerified(
+        turn=done.turn,
+        commit=done.commit or item.green_commit,
+        red_commit=item.red_commit,
+        unchanged=done.commit is None,
+        run=done.evidence.as_record() if done.evidence else None,
+    )
+    ctx.record(refactor, ctx.subject(story, item))
+    cycle_record(ctx, story, item, "refactor", refactor.to_data())
     suffix = " (no change)" if done.commit is None else ""
     ctx.progress(f"  REFACTOR verified ({done.turn}){suffix}")
 

@@ -13,7 +13,7 @@ from consort.adapters.tdd.runner import RunEvidence, run_suite
 from consort.adapters.vcs import Git
 from consort.core.errors import ConsortError
 from consort.core.fsutil import atomic_write_json
-from consort.core.ledger import EventType
+from consort.core.ledger.events import StepFailed
 from consort.core.machine import Action
 from consort.core.state import ItemState, StoryState
 from consort.lanes.build.context import Build
@@ -65,7 +65,7 @@ def run_tests(
 
 def record_failure(
     ctx: Build,
-    kind: EventType,
+    kind: type[StepFailed],
     story: StoryState,
     item: ItemState,
     *,
@@ -79,20 +79,18 @@ def record_failure(
     feedback = "\n".join([*problems, *refused])
     if evidence is not None and evidence.output_tail:
         feedback += "\n\nTest output (tail):\n" + evidence.output_tail
-    data = {
-        "turn": turn,
-        "step": action.step.value if action.step else None,
-        "attempt": action.attempt,
-        "reasons": problems,
-        "feedback": feedback,
-        "run": evidence.as_data() if evidence else None,
-    }
-    if refused:
-        data["refused"] = refused
-    ctx.append(kind, ctx.subject(story, item), data)
-    cycle_record(
-        ctx, story, item, f"{kind.value}-{action.attempt}", {"reasons": problems, "turn": turn}
+    failed = kind(
+        turn=turn,
+        step=action.step,
+        attempt=action.attempt,
+        reasons=problems,
+        feedback=feedback,
+        run=evidence.as_record() if evidence else None,
+        **({"refused": refused} if refused else {}),  # only when the guard refused something
     )
-    ctx.progress(f"  {kind.value} ({turn}): " + "; ".join(problems)[:300])
+    ctx.record(failed, ctx.subject(story, item))
+    name = kind.event_type.value
+    cycle_record(ctx, story, item, f"{name}-{action.attempt}", {"reasons": problems, "turn": turn})
+    ctx.progress(f"  {name} ({turn}): " + "; ".join(problems)[:300])
     for note in refused:
         ctx.progress(f"    {note[:300]}")
