@@ -10,6 +10,8 @@ tests itself, as always: the playbook only says what an honest pair of agents di
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +20,7 @@ import pytest
 
 from consort.app.demo import example_dir
 from tests.e2e.playbook_model import PlaybookModel
-from tests.e2e.real_agents import CODEX_KEY_VARIABLE, DUMMY_KEY, cli, codex_home
+from tests.e2e.real_agents import AGENTS, CODEX_KEY_VARIABLE, DUMMY_KEY, cli, codex_home
 from tests.e2e.scripted_model import ScriptedModel
 from tests.helpers import consort, git, ok
 from tests.integration.conftest import destroy_project_cluster
@@ -48,12 +50,23 @@ def agent_table(role: str, adapter: str, program: Path, url: str) -> str:
         f"command = [{json.dumps(str(program))}]\n"
         'env_allow = ["ANTHROPIC_API_KEY"]\n'
         f"env = {{ {env} }}\n"
+        # The sandbox shows the command's own file; npm's bin link points into the package
+        # folder (Codex's launcher also starts a native binary from there), shown read-only.
+        f"read_only = [{json.dumps(str(AGENTS / 'node_modules'))}]\n"
         "inactivity_timeout = 600\n"
         "retries = 0\n"
     )
 
 
 def build(tmp: Path, adapters: dict[str, str]) -> Built:
+    outside_tmp = Path(tempfile.mkdtemp(prefix="consort-e2e-", dir="/var/tmp"))
+    try:
+        return _build(tmp, outside_tmp, adapters)
+    finally:
+        shutil.rmtree(outside_tmp, ignore_errors=True)
+
+
+def _build(tmp: Path, outside_tmp: Path, adapters: dict[str, str]) -> Built:
     root = tmp / "stockflow"
     ok(consort("demo", str(root), "--setup-only", cwd=tmp, timeout=900))
     playbook = PlaybookModel(PLAYBOOK)
@@ -70,8 +83,9 @@ def build(tmp: Path, adapters: dict[str, str]) -> Built:
         environment = {
             "ANTHROPIC_API_KEY": DUMMY_KEY,
             "CLAUDE_CONFIG_DIR": str(tmp / "claude-config"),
-            "CODEX_HOME": str(codex_home(tmp / "codex-home", model.url)),
-            # Codex keeps no helper links in a CODEX_HOME under the temporary folder.
+            # Codex keeps no helper links (its apply_patch among them) in a CODEX_HOME under the
+            # temporary folder, and in the sandbox that is /tmp: the home lies elsewhere.
+            "CODEX_HOME": str(codex_home(outside_tmp / "codex-home", model.url)),
             "TMPDIR": str(tmp / "tmp"),
         }
         result = consort("drive", "--until", "build", cwd=root, env=environment, timeout=3600)

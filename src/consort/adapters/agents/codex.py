@@ -8,8 +8,11 @@ Each turn runs::
                [-c sandbox_workspace_write.network_access=true]   (build turns: the database)
                -- <the turn, in words>
 
-- The sandbox lets Codex write only inside the working tree (plus `--add-dir` folders: those of
-  the turn's outputs that lie outside it, when the installed version has `--add-dir`).
+- Unsandboxed by Consort, Codex's own sandbox lets it write only inside the working tree (plus
+  `--add-dir` folders: those of the turn's outputs that lie outside it, when the installed version
+  has `--add-dir`). In Consort's sandbox (`[agents] sandbox`), Codex's is off
+  (`--sandbox danger-full-access`): nested in Consort's bubblewrap it cannot write at all, and
+  Consort's sandbox already bounds what the turn reaches.
 - The prompt follows `--`: a role prompt with front matter starts with `---`, which Codex would
   otherwise take for an option.
 - The guard, by version (read from `codex --version` and `codex exec --help` before each turn):
@@ -162,7 +165,9 @@ class CodexAdapter:
             "exec",
             "--json",
             "--sandbox",
-            "workspace-write",
+            # Inside Consort's own sandbox Codex's (bubblewrap again) cannot write: Consort's is
+            # then the boundary, and Codex's is off.
+            "workspace-write" if self.sandbox is None else "danger-full-access",
             "--cd",
             str(workdir),
             *joined_flags([("--model", self.model)]),
