@@ -163,38 +163,11 @@ CATALOG = {
 }
 
 
-# Tricks that need a write the turn's sandbox does not allow (a read-only .git, a main checkout
-# that is not there): where the sandbox runs, the trick is refused before Consort's own rule
-# sees it, and the wrong code alone fails GREEN.
-SANDBOX_REFUSES = frozenset(
-    {
-        "clean-filter",
-        "assume-unchanged",
-        "skip-worktree",
-        "pre-commit-hook",
-        "update-ref",
-        "writes-main-checkout",
-    }
-)
-
-
-def refused_by_sandbox(root: Path, new: list[dict]) -> bool:
-    turns = [
-        e["data"]["turn"]
-        for e in new
-        if e["type"] == "turn.started" and e["data"].get("role") == "driver"
-    ]
-    stderr = [root / ".consort" / "turns" / turn / "stderr" for turn in turns]
-    return any(p.is_file() and "CHEAT REFUSED" in p.read_text(errors="replace") for p in stderr)
-
-
 @pytest.mark.parametrize("mode", sorted(CATALOG))
 def test_a_cheating_driver_is_caught(lane: Path, mode: str) -> None:
     new = cheat(lane, mode)
     how, what = CATALOG[mode]
-    if mode in SANDBOX_REFUSES and refused_by_sandbox(lane, new):
-        assert "test_answer failed" in reasons(new), reasons(new)
-    elif how == "scope":
+    if how == "scope":
         assert what in scope_paths(new), (scope_paths(new), seal_rules(new), reasons(new))
     elif how == "seal":
         assert what in seal_rules(new), (seal_rules(new), scope_paths(new), reasons(new))
