@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from consort.adapters.agents.replay import replay_key
+from consort.adapters.agents.replay import recorded_files, replay_key
 from consort.adapters.agents.task import Task
 from tests.e2e.scripted_model import Answer, Block, Call, Conversation, Custom, Say
 
@@ -58,7 +58,7 @@ class PlaybookModel:
             self.served.append(key)
         writes: dict[str, str] = {}
         files = folder / "files"
-        for source in sorted(p for p in files.rglob("*") if p.is_file()) if files.is_dir() else []:
+        for source in sorted(recorded_files(files)) if files.is_dir() else []:
             writes[str(Path(cwd) / source.relative_to(files))] = source.read_text()
         outputs = folder / "outputs"
         for source in sorted(outputs.iterdir()) if outputs.is_dir() else []:

@@ -109,7 +109,7 @@ def _apply(folder: Path, task: Task, workdir: Path) -> None:
             shutil.rmtree(target)
     files = folder / FILES_DIR
     if files.is_dir():
-        for source in sorted(_walk_files(files)):
+        for source in sorted(recorded_files(files)):
             relative = source.relative_to(files).as_posix()
             target = _inside(workdir, relative, folder)
             if target.is_symlink():
@@ -156,10 +156,17 @@ def _inside(workdir: Path, relative: str, folder: Path) -> Path:
     return target
 
 
-def _walk_files(root: Path) -> list[Path]:
+# An installed copy of the playbook gains byte-code caches (pip compiles every `.py` it
+# installs); they were never part of a recorded turn.
+_CACHE_DIR = "__pycache__"
+
+
+def recorded_files(root: Path) -> list[Path]:
+    """The files a recorded turn wrote, below `root`, without byte-code caches."""
     found: list[Path] = []
-    for folder, _dirs, names in os.walk(root):
-        found.extend(Path(folder) / name for name in names)
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [name for name in dirs if name != _CACHE_DIR]
+        found.extend(Path(folder) / name for name in names if not name.endswith(".pyc"))
     return found
 
 

@@ -167,3 +167,20 @@ def test_an_unreadable_exit_code_is_a_broken_recording(tmp_path: Path, tree: Pat
     (folder / "exit_code").write_text("zero")
     outcome = run(tmp_path / "rec", make_task(tmp_path), tree)
     assert outcome.error is not None and "integer exit code" in outcome.error
+
+
+def test_byte_code_caches_in_an_installed_playbook_are_not_served(
+    tmp_path: Path, tree: Path
+) -> None:
+    # pip compiles every `.py` it installs, the playbook's recorded files among them.
+    turn_folder = tmp_path / "rec" / "F1-stock" / "spec"
+    (turn_folder / "files" / "src" / "__pycache__").mkdir(parents=True)
+    (turn_folder / "files" / "src" / "app.py").write_text("print('hi')\n")
+    (turn_folder / "files" / "src" / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"\xa7\r")
+    (turn_folder / "files" / "src" / "stray.pyc").write_bytes(b"\xa7\r")
+
+    assert run(tmp_path / "rec", make_task(tmp_path), tree).ok
+
+    assert (tree / "src" / "app.py").is_file()
+    assert not (tree / "src" / "__pycache__").exists()
+    assert not (tree / "src" / "stray.pyc").exists()
