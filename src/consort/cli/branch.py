@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import click
 
 from consort.cli.kit import handled, project
+
+if TYPE_CHECKING:
+    from consort.app.branch import BranchRow
 
 
 def register(group: click.Group) -> None:
@@ -49,9 +55,23 @@ def branch_list(as_json: bool) -> None:
     if as_json:
         ui.print_json([r.as_json() for r in rows])
         return
+    render_rows(rows)
+
+
+def render_rows(rows: Sequence[BranchRow]) -> None:
+    """The branches as a table; their names are never cut or wrapped."""
+    from consort.cli import ui
+
     ui.table(
         None,
-        ["", "branch", "database", "parent", "size", "state"],
+        [
+            "",
+            ui.Col("branch", whole=True),
+            "database",
+            ui.Col("parent", whole=True),
+            "size",
+            "state",
+        ],
         [
             [
                 "*" if r.current else "",

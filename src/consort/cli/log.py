@@ -10,6 +10,7 @@ from consort.cli.kit import handled, project
 
 if TYPE_CHECKING:
     from consort.app.log import LogEntry
+    from consort.cli.table import Column
 
 SUMMARY_WIDTH = 100
 
@@ -79,18 +80,48 @@ def _print_table(events: list[LogEntry]) -> None:
     # Only the data summary wraps, so the short columns stay whole while the terminal has room
     # for them. The year is left out to save width (`--json` has it).
     columns = [Column("seq", justify="right"), *map(Column, ("UTC", "actor", "type", "subject"))]
-    print_table(
-        ui.console(),
-        [*columns, Column("data")],
+    rows = [
         [
-            [
-                str(event.seq),
-                event.time.strftime("%m-%d %H:%M:%S"),
-                event.actor,
-                event.type,
-                escape(event.subject or "-"),
-                escape(summary(event.data)),
-            ]
-            for event in events
-        ],
-    )
+            str(event.seq),
+            event.time.strftime("%m-%d %H:%M:%S"),
+            event.actor,
+            event.type,
+            escape(event.subject or "-"),
+            escape(summary(event.data)),
+        ]
+        for event in events
+    ]
+    shown, cells = narrowed(columns, rows, ui.console().width)
+    print_table(ui.console(), [*shown, Column("data")], cells)
+
+
+MIN_DATA_ROOM = 24  # the data column's least width before the columns to its left give way
+KEPT_COLUMNS = 2  # seq and time are never given up
+
+
+def narrowed(
+    columns: list[Column], rows: list[list[str]], width: int
+) -> tuple[list[Column], list[list[str]]]:
+    """On a narrow terminal, move the one-line columns from the right (subject, type, actor)
+    into the wrapping data column, one at a time, until the rest fit with room for data: seq
+    and time stay in their columns at any width where they fit at all."""
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    from consort.cli.table import GAP
+
+    shown = list(columns)
+    cells = [list(row) for row in rows]
+    while len(shown) > KEPT_COLUMNS:
+        widths = [
+            max(
+                cell_len(Text.from_markup(cell).plain)
+                for cell in (c.header, *(r[i] for r in cells))
+            )
+            for i, c in enumerate(shown)
+        ]
+        if sum(widths) + GAP * len(shown) + MIN_DATA_ROOM <= width:
+            break
+        shown.pop()
+        cells = [[*row[: len(shown)], " ".join(p for p in row[len(shown) :] if p)] for row in cells]
+    return shown, cells

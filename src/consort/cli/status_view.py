@@ -12,7 +12,7 @@ def render_status(report: StatusReport) -> None:
     else:
         ui.table(
             "Features",
-            ["feature", "title", "lane", "design gate", "next", "artifacts"],
+            [ui.Col("feature", whole=True), "title", "lane", "design gate", "next", "artifacts"],
             [
                 [
                     f.id,
@@ -28,7 +28,13 @@ def render_status(report: StatusReport) -> None:
     if report.stories:
         ui.table(
             "Stories",
-            ["feature", "story", "cycles", "now", "acceptance"],
+            [
+                ui.Col("feature", whole=True),
+                ui.Col("story", whole=True),
+                "cycles",
+                "now",
+                "acceptance",
+            ],
             [
                 [s.feature, s.story, f"{s.cycles_done}/{s.cycles}", s.current, s.gate]
                 for s in report.stories
@@ -44,7 +50,7 @@ def render_status(report: StatusReport) -> None:
     if report.branches:
         ui.table(
             "Branches",
-            ["", "branch", "database", "parent"],
+            ["", ui.Col("branch", whole=True), "database", ui.Col("parent", whole=True)],
             [
                 [
                     "*" if b["current"] else "",

@@ -1,29 +1,46 @@
-"""Terminal output: Rich, imported only when something is printed."""
+"""Terminal output: Rich, imported only when something is printed.
+
+On a terminal, text wraps at its width. Anywhere else (a pipe, a file, a CI log) nothing is
+wrapped: a path or a suggested command must stay one line that a person can copy or a program
+can read, whatever `COLUMNS` says.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+# The width Rich lays out at when output is not a terminal: wider than any line Consort prints,
+# so that nothing wraps (tables are as wide as their cells, never padded to this).
+UNWRAPPED_WIDTH = 100_000
+
+
+def _unwrapped_unless_terminal(console: Console) -> Console:
+    if not console.is_terminal:
+        console.width = UNWRAPPED_WIDTH
+        console.soft_wrap = True
+    return console
+
 
 @cache
 def console() -> Console:
     from rich.console import Console
 
-    return Console(highlight=False)
+    return _unwrapped_unless_terminal(Console(highlight=False))
 
 
 @cache
 def err_console() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    return _unwrapped_unless_terminal(Console(stderr=True, highlight=False))
 
 
 def say(text: str) -> None:
@@ -50,12 +67,28 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+@dataclass(frozen=True)
+class Col:
+    """A column of `table`. A `whole` column (a branch name, an id) is never cut, wrapped or
+    folded: on a narrow terminal the other columns fold to make room for it."""
+
+    header: str
+    whole: bool = False
+
+
+def table(title: str | None, columns: Sequence[str | Col], rows: Sequence[Sequence[str]]) -> None:
+    from rich.cells import cell_len
     from rich.table import Table
+    from rich.text import Text
 
     grid = Table(title=title, title_justify="left")
-    for column in columns:
-        grid.add_column(column)
+    for index, column in enumerate(columns):
+        col = column if isinstance(column, Col) else Col(column)
+        if col.whole:
+            widest = max((cell_len(Text.from_markup(row[index]).plain) for row in rows), default=0)
+            grid.add_column(col.header, no_wrap=True, min_width=max(widest, cell_len(col.header)))
+        else:
+            grid.add_column(col.header, overflow="fold")
     for row in rows:
         grid.add_row(*row)
     console().print(grid)
