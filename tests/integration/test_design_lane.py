@@ -576,6 +576,7 @@ def test_invalid_json_retries_with_feedback_then_escalates(shared: Shared) -> No
 
     out = expect(run(root, "drive", "--feature", short(key)), 3)
     assert "consort retry" in out
+    assert "an escalation waits for a person" in out and "consort: error" not in out
     assert [e.data["step"] for e in failures(root, key)] == ["architecture", "architecture"]
     first_errors = failures(root, key)[0].data["errors"]
     assert any("invalid JSON" in e for e in first_errors)

@@ -32,8 +32,8 @@ def handled(func: F) -> F:
             ui.error(exc.message, exc.fix)
             sys.exit(int(exc.code))
         except KeyboardInterrupt:
-            ui.error("interrupted")
-            sys.exit(130)
+            ui.stopped("interrupted (Ctrl-C)", ["run the same command again to resume"])
+            sys.exit(int(ExitCode.INTERRUPTED))
         except click.exceptions.Abort:  # a confirmation prompt met the end of its input
             ui.error("aborted: no answer to the question")
             sys.exit(int(ExitCode.USAGE))

@@ -68,8 +68,8 @@ def drive(feature: str | None, until: str | None, max_steps: int | None) -> None
     """Run the loop: derive the state, do the next action, record it; until a gate, an
     escalation, the end, or a bound. Safe to interrupt (Ctrl-C) and to re-run."""
     from consort.app import orchestrate as api
-    from consort.app.errors import ExitCode
     from consort.cli import ui
+    from consort.cli.drive_view import show_drive_outcome
 
     outcome = api.drive(
         project(),
@@ -78,13 +78,7 @@ def drive(feature: str | None, until: str | None, max_steps: int | None) -> None
         max_steps=max_steps,
         progress=lambda line: ui.say(f"[dim]>[/dim] {line}"),
     )
-    prefix = f"{outcome.steps} step(s); "
-    if outcome.code is ExitCode.OK:
-        ui.done(prefix + outcome.message)
-    else:
-        ui.error(prefix + outcome.message)
-    if outcome.next_command:
-        ui.say(f"{'approve with' if outcome.at_gate else 'next'}: {outcome.next_command}")
+    show_drive_outcome(outcome)
     sys.exit(int(outcome.code))
 
 

@@ -63,6 +63,16 @@ def error(text: str, fix: str | None = None) -> None:
         err_console().print(f"  [dim]fix:[/dim] {escape(fix)}")
 
 
+def stopped(text: str, then: Sequence[str] = ()) -> None:
+    """A stop that is not an error: it waits for a person (an escalation) or was asked for (an
+    interrupt). `then` are the lines saying what the person can do now."""
+    from rich.markup import escape
+
+    err_console().print(f"[yellow]consort: stopped:[/yellow] {escape(text)}")
+    for line in then:
+        err_console().print(f"  {escape(line)}")
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
 

@@ -13,6 +13,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # usage or environment problem: the user must act
     ESCALATION = 3  # an escalation waits for a human
     INTEGRITY = 4  # drifted gate artifacts, or ledger/evidence that does not verify
+    INTERRUPTED = 130  # stopped by Ctrl-C (or SIGTERM, SIGHUP): 128 + SIGINT, as shells report
 
 
 class ConsortError(Exception):

@@ -81,7 +81,7 @@ def drive(
                 subject,
             )
             return DriveResult(
-                ExitCode.ERROR,
+                ExitCode.INTERRUPTED,
                 0,
                 None,
                 f"interrupted ({by}); the turn in progress was stopped and its attempt not "
