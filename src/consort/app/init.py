@@ -133,6 +133,15 @@ def step_claude_files(project: Project, report: InitReport) -> None:
     report.warnings.extend(warnings)
 
 
+def step_mcp_server(project: Project, report: InitReport) -> None:
+    """`consort mcp` in Claude Code's .mcp.json, next to the agent files."""
+    from consort.app.mcp_config import register_for_claude
+
+    done, warnings = register_for_claude(project)
+    report.done.extend(done)
+    report.warnings.extend(warnings)
+
+
 def step_ledger(project: Project, report: InitReport) -> None:
     from consort import __version__
     from consort.core.ledger import Actor, Ledger, ledger_path
@@ -227,6 +236,7 @@ STEPS: tuple[Step, ...] = (
     step_state_dir,
     step_role_prompts,
     step_claude_files,
+    step_mcp_server,
     step_ledger,
     step_initial_commit,
     step_database,

@@ -36,6 +36,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "consort.cli.schema",  # schema
     "consort.cli.guard",  # guard, update-agents
     "consort.cli.demo",  # demo
+    "consort.cli.frontends",  # mcp, dashboard
 )
 
 for _name in COMMAND_MODULES:
