@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from consort.adapters.agents.replay import recorded_files
 from consort.app.demo import example_dir
 from tests.e2e.playbook_model import PlaybookModel
 from tests.e2e.real_agents import AGENTS, CODEX_KEY_VARIABLE, DUMMY_KEY, cli, codex_home
@@ -152,7 +153,7 @@ def test_the_refactor_commit_holds_what_claude_wrote(with_claude: Built) -> None
     refactor = json.loads((cycle / "cycle.json").read_text())["stages"]["refactor"]
     assert refactor["unchanged"] is False
     recorded = PLAYBOOK / FEATURE / "S2-stock-by-location" / "T6" / "refactor" / "1" / "files"
-    for path in sorted(p for p in recorded.rglob("*") if p.is_file()):
+    for path in sorted(recorded_files(recorded)):
         relative = path.relative_to(recorded).as_posix()
         committed = git(with_claude.root, "show", f"{refactor['commit']}:{relative}")
         assert committed == path.read_text().strip(), relative
