@@ -152,6 +152,9 @@ def turn_spec(policy: SandboxPolicy, turn: TurnPaths) -> SandboxSpec:
     )
 
 
+NODE_MODULES = "node_modules"
+
+
 def _named_in_command(
     command: Sequence[str], search_path: str | None, project: Path, private: Sequence[Path]
 ) -> list[Path]:
@@ -169,7 +172,7 @@ def _named_in_command(
             named.insert(0, Path(program))
     system = system_view().binds
     # A link is shown where it leads: bwrap would follow it when making the mount point.
-    for path in (p.resolve() if p.is_symlink() else _absolute(p) for p in named):
+    for path in (_package_folder(p.resolve() if p.is_symlink() else _absolute(p)) for p in named):
         if not exists(path) or _is_env_file(path.name) or under_any(path, system):
             continue
         if any(under_any(root, [path]) for root in (project, *private)):
@@ -180,6 +183,15 @@ def _named_in_command(
             continue
         found.append(path)
     return found
+
+
+def _package_folder(path: Path) -> Path:
+    """An npm-installed program (`node_modules/.bin/claude` leads into its package) needs its
+    package and that package's dependencies: the outermost `node_modules` folder it lies in."""
+    parts = path.parts
+    if NODE_MODULES not in parts:
+        return path
+    return Path(*parts[: parts.index(NODE_MODULES) + 1])
 
 
 def _is_env_file(name: str) -> bool:

@@ -26,8 +26,13 @@ def project_layout(root: Path) -> dict[str, Path]:
     subprocess.run(
         ["git", "-C", str(root), "commit", "-q", "--allow-empty", "-m", "init"],
         check=True,
-        env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-             "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"},
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+            "PATH": "/usr/bin:/bin",
+        },
     )
     tree = root / ".consort" / "worktrees" / "F1" / "S1"
     subprocess.run(
@@ -167,11 +172,34 @@ read_only = ["~/.rustup"]
     ("toml", "message"),
     [
         ('[agents]\ndefault = "command"\ncommand = ["a"]\nsandbox = "maybe"\n', "sandbox"),
-        ('[agents]\ndefault = "command"\ncommand = ["a"]\n[agents.driver]\nsandbox = "off"\n',
-         "sandbox"),
+        (
+            '[agents]\ndefault = "command"\ncommand = ["a"]\n[agents.driver]\nsandbox = "off"\n',
+            "sandbox",
+        ),
         ('[agents]\ndefault = "command"\ncommand = ["a"]\nstate = ["rel/dir"]\n', "state"),
     ],
 )
 def test_bad_sandbox_settings_are_usage_errors(tmp_path: Path, toml: str, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         adapter_for(project_with(tmp_path / "p", toml), Role.DRIVER)
+
+
+def test_an_npm_installed_program_brings_its_node_modules_folder(tmp_path: Path) -> None:
+    # `node_modules/.bin/claude` is a link into its package, which needs its dependencies.
+    paths = project_layout(tmp_path / "proj")
+    modules = tmp_path / "tools" / "node_modules"
+    package = modules / "@anthropic-ai" / "claude-code" / "bin"
+    package.mkdir(parents=True)
+    (package / "claude.exe").write_text("#!/bin/sh\n")
+    (package / "claude.exe").chmod(0o755)
+    (modules / ".bin").mkdir()
+    (modules / ".bin" / "claude").symlink_to(package / "claude.exe")
+    turn = TurnPaths(
+        **{
+            **vars(build_turn(paths, home=tmp_path / "home")),
+            "command": (str(modules / ".bin" / "claude"), "-p"),
+        }
+    )
+    spec = turn_spec(SandboxPolicy(SandboxUse.BWRAP, BWRAP, paths["root"]), turn)
+    assert modules in spec.read_only
+    assert tmp_path / "tools" not in spec.read_only
