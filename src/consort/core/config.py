@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from consort.core.config_problems import invalid
 from consort.core.errors import UsageError
 
 
@@ -112,11 +113,7 @@ def load_config(path: Path) -> Config:
     try:
         return Config.model_validate(raw)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise UsageError(f"{path} is invalid: {problems}") from exc
+        raise invalid(str(path), exc, Config) from exc
 
 
 DEFAULT_CONFIG_TEXT = """\

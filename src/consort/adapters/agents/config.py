@@ -36,6 +36,7 @@ Neither `env_allow` nor `env` may name DATABASE_URL, a PG* variable or a CONSORT
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ from consort.adapters.agents.replay import ReplayAdapter
 from consort.adapters.db.account import consort_private_folders
 from consort.adapters.sandbox.policy import SandboxPolicy, decide
 from consort.core.config import SandboxMode
+from consort.core.config_problems import invalid
 from consort.core.errors import UsageError
 from consort.core.project import CONFIG_FILE, Project
 from consort.core.vocabulary import Role, SandboxUse
@@ -224,9 +226,12 @@ def parse_agents(raw: Mapping[str, object]) -> AgentsConfig:
     for key, value in raw.items():
         if isinstance(value, Mapping) and key != ENV_TABLE:
             if key not in role_names:
+                nearest = difflib.get_close_matches(key, sorted(role_names), n=1, cutoff=0.6)
                 raise UsageError(
-                    f"{CONFIG_FILE}: [agents.{key}] names no role",
-                    fix=f"roles are {', '.join(sorted(role_names))}",
+                    f"{CONFIG_FILE}: [agents.{key}] names no role"
+                    + (f", did you mean [agents.{nearest[0]}]?" if nearest else ""),
+                    fix=(f"rename it [agents.{nearest[0]}]; " if nearest else "")
+                    + f"roles are {', '.join(sorted(role_names))}",
                 )
             table = _validate(_RoleTable, value, f"[agents.{key}]")
             if table.adapter is not None:
@@ -370,11 +375,7 @@ def _validate(model: type[_Model], raw: Mapping[str, object], table: str) -> _Mo
     try:
         return model.model_validate(dict(raw))
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(table)'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise UsageError(f"{CONFIG_FILE} {table} is invalid: {problems}") from exc
+        raise invalid(f"{CONFIG_FILE} {table}", exc, model, prefix=table.strip("[]")) from exc
 
 
 def _first(*values: float | None) -> float:

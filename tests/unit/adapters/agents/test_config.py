@@ -118,3 +118,33 @@ def test_the_config_init_writes_asks_for_an_adapter(tmp_path: Path) -> None:
         adapter_for(project, Role.SPEC_AUTHOR)
     assert "no agent adapter configured for the spec-author role" in caught.value.message
     assert caught.value.fix is not None
+
+
+@pytest.mark.parametrize(
+    ("toml", "message", "fix"),
+    [
+        (
+            '[agents.driver]\nadapter = "command"\ncomand = ["x"]\n',
+            "[agents.driver] is invalid: comand: unknown key, did you mean command?",
+            "in [agents.driver], rename comand to command (or remove it)",
+        ),
+        (
+            '[agents]\ndefualt = "command"\n',
+            "[agents] is invalid: defualt: unknown key, did you mean default?",
+            "in [agents], rename defualt to default (or remove it)",
+        ),
+        (
+            '[agents.drivr]\nadapter = "command"\n',
+            "[agents.drivr] names no role, did you mean [agents.driver]?",
+            "rename it [agents.driver]; roles are",
+        ),
+    ],
+)
+def test_a_misspelt_agents_key_is_named_with_the_nearest_valid_one(
+    tmp_path: Path, toml: str, message: str, fix: str
+) -> None:
+    project = project_with(tmp_path, toml)
+    with pytest.raises(UsageError) as caught:
+        adapter_for(project, Role.DRIVER)
+    assert message in caught.value.message
+    assert caught.value.fix is not None and caught.value.fix.startswith(fix)
