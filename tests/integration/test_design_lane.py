@@ -754,6 +754,10 @@ def test_malformed_configuration_is_named_and_drive_resumes(shared: Shared) -> N
         shared.config + "\n[turns\nretries = 1\n": "not valid TOML",
         shared.config.replace("retries = 1", "retries = -4"): "turns.retries",
         shared.config.replace('default = "command"', 'default = "telepathy"'): "telepathy",
+        # A program that does not exist would fail every attempt: it is the configuration's.
+        shared.config.replace(
+            "command = [", 'command = ["no-such-agent-program-3f9a", '
+        ): "agent program 'no-such-agent-program-3f9a' is not found",
     }
     before, folders = len(events(root)), turn_folders(root)
     for text, rule in broken.items():

@@ -53,7 +53,12 @@ from consort.adapters.agents.command import (
     CommandAdapter,
     Limits,
 )
-from consort.adapters.agents.headless import DEFAULT_RETRIES, DEFAULT_RETRY_BACKOFF_S, RetryPolicy
+from consort.adapters.agents.headless import (
+    DEFAULT_RETRIES,
+    DEFAULT_RETRY_BACKOFF_S,
+    RetryPolicy,
+    find_program,
+)
 from consort.adapters.agents.replay import ReplayAdapter
 from consort.adapters.db.account import consort_private_folders
 from consort.adapters.sandbox.policy import SandboxPolicy, decide
@@ -287,6 +292,7 @@ def make_adapter(settings: AgentSettings) -> Adapter:
                 f"the {settings.role} role uses the command adapter but no command is set",
                 fix=f'add command = ["program", "arg"] to {settings.table} or [agents]',
             )
+        _require_program(settings, settings.command[0])
         limits = Limits(
             inactivity_s=settings.inactivity_timeout_s,
             wall_clock_s=settings.wall_clock_timeout_s,
@@ -303,6 +309,24 @@ def make_adapter(settings: AgentSettings) -> Adapter:
             f"replay folder {settings.replay_dir} (for the {settings.role} role) does not exist"
         )
     return ReplayAdapter(settings.replay_dir)
+
+
+def _require_program(settings: AgentSettings, program: str) -> None:
+    """A configured agent program that cannot be run is the configuration's error, found before
+    any turn begins: running it would only fail every attempt until the step escalates. A
+    relative path is the project's own script (every worktree of the project has it too)."""
+    if os.sep in program and not os.path.isabs(program) and settings.root is not None:
+        resolved = find_program(str(settings.root / program))
+    else:
+        resolved = find_program(program)
+    if resolved is None:
+        where = "on PATH" if os.sep not in program else "or not executable"
+        raise UsageError(
+            f"the {settings.role} role's agent program {program!r} is not found {where}"
+            f" ({CONFIG_FILE} {settings.table}, or [agents])",
+            fix=f"install it, or set command in {settings.table} or [agents] to a program that "
+            "exists (a relative path is from the project root)",
+        )
 
 
 def _headless_adapter(settings: AgentSettings, sandbox: SandboxPolicy) -> Adapter:

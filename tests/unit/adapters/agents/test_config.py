@@ -10,7 +10,7 @@ from consort.adapters.agents.command import DEFAULT_INACTIVITY_TIMEOUT_S, Comman
 from consort.adapters.agents.config import AdapterKind, adapter_for, agent_settings
 from consort.adapters.agents.replay import ReplayAdapter
 from consort.core.config import DEFAULT_CONFIG_TEXT
-from consort.core.errors import UsageError
+from consort.core.errors import ExitCode, UsageError
 from consort.core.project import Project
 from consort.core.vocabulary import Role
 
@@ -148,3 +148,36 @@ def test_a_misspelt_agents_key_is_named_with_the_nearest_valid_one(
         adapter_for(project, Role.DRIVER)
     assert message in caught.value.message
     assert caught.value.fix is not None and caught.value.fix.startswith(fix)
+
+
+@pytest.mark.parametrize(
+    "program", ["no-such-agent-program-3f9a", "./agents/missing.py", "/nowhere/bin/agent"]
+)
+def test_a_configured_agent_program_that_does_not_exist_is_a_configuration_error(
+    tmp_path: Path, program: str
+) -> None:
+    project = project_with(
+        tmp_path, f'[agents]\ndefault = "command"\ncommand = ["{program}", "--fast"]\n'
+    )
+    with pytest.raises(UsageError) as caught:
+        adapter_for(project, Role.DRIVER)
+    assert caught.value.code is ExitCode.USAGE
+    assert f"agent program {program!r} is not found" in caught.value.message
+    assert caught.value.fix is not None and "command" in caught.value.fix
+
+
+def test_a_project_script_is_found_from_the_project_root_and_must_be_executable(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "agents" / "agent.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\nexit 0\n")
+    project = project_with(
+        tmp_path, '[agents]\ndefault = "command"\ncommand = ["./agents/agent.sh"]\n'
+    )
+    with pytest.raises(UsageError, match="not executable"):
+        adapter_for(project, Role.DRIVER)
+    script.chmod(0o755)
+    adapter = adapter_for(project, Role.DRIVER)
+    assert isinstance(adapter, CommandAdapter)
+    assert adapter.argv == ("./agents/agent.sh",)
