@@ -419,6 +419,14 @@ def test_replay_lane_gate_approval_and_drift(fresh_project: Path) -> None:
     assert approval.data["note"] == "looks right"
     assert "design approval" in verified(root)
     assert "end of the design lane" in expect(run(root, "drive", "--until", "design"), 0)
+    # The gate is decided: approving again or sending the design back is refused, saying so.
+    again = expect(run(root, "approve", "design", "F1"), 2)
+    assert f"the design gate of {KEY} is already approved (by the human" in again
+    assert "fix:" in again
+    back = expect(run(root, "reject", "design", "F1", "--note", "spec: no"), 2)
+    assert "is already approved" in back
+    assert len(of_type(root, EventType.GATE_APPROVED)) == 1
+    assert not of_type(root, EventType.GATE_REJECTED)
 
     # A hand edit of an approved artifact re-opens the gate: drive and verify fail closed.
     path = feature_dir(root, KEY) / "architecture.json"

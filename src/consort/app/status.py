@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from consort.core.errors import ConsortError
+from consort.core.gate_phase import deploy_phase, design_phase, promote_phase, story_phase
 from consort.core.machine import next_action
 from consort.core.project import Project
 from consort.core.state import Escalation, FeatureState, ItemStage, State
@@ -16,9 +17,11 @@ class FeatureLine:
     id: str
     title: str
     lane: str
-    design_gate: str
+    design_gate: str  # a GatePhase: "not reached", "open", "approved", "approved (drifted)", ...
     next: str
     artifacts: dict[str, str]
+    deploy_gate: str = "not reached"
+    promote_gate: str = "not reached"
 
 
 @dataclass
@@ -29,7 +32,7 @@ class StoryLine:
     cycles_done: int
     cycles: int
     current: str  # "T3 green", or the story's own state
-    gate: str
+    gate: str  # the acceptance gate's GatePhase
 
 
 @dataclass
@@ -97,7 +100,7 @@ def _stories(feature: FeatureState) -> list[StoryLine]:
                 cycles_done=len(done),
                 cycles=len(story.items),
                 current=now,
-                gate=story.gate.value,
+                gate=story_phase(story).value,
             )
         )
     return lines
@@ -120,8 +123,9 @@ def collect(project: Project, state: State) -> StatusReport:
                 id=feature.id,
                 title=feature.title,
                 lane=action.lane.value,
-                design_gate=feature.design_gate.status.value
-                + (" (drifted)" if feature.design_gate.drifted else ""),
+                design_gate=design_phase(feature).value,
+                deploy_gate=deploy_phase(feature.build).value,
+                promote_gate=promote_phase(feature.build).value,
                 next=action.kind.value,
                 artifacts={
                     step.artifact.value: feature.artifacts[step.artifact].condition.value

@@ -12,13 +12,13 @@ def render_status(report: StatusReport) -> None:
     else:
         ui.table(
             "Features",
-            [ui.Col("feature", whole=True), "title", "lane", "design gate", "next", "artifacts"],
+            [ui.Col("feature", whole=True), "title", "lane", "gates", "next", "artifacts"],
             [
                 [
                     f.id,
                     f.title,
                     f.lane,
-                    f.design_gate,
+                    f"design {f.design_gate}; deploy {f.deploy_gate}; promote {f.promote_gate}",
                     f.next,
                     ", ".join(f"{k}: {v}" for k, v in f.artifacts.items()),
                 ]

@@ -18,6 +18,7 @@ from consort.core.config import GateMode
 from consort.core.derive import artifact_path, derive
 from consort.core.drive_lock import hold_writer
 from consort.core.errors import ConsortError, UsageError
+from consort.core.gate_phase import design_problems
 from consort.core.ledger import Actor, Event, Ledger, ledger_path
 from consort.core.ledger.events import (
     AmendmentApproved,
@@ -29,7 +30,14 @@ from consort.core.ledger.events import (
     GateRejected,
 )
 from consort.core.project import Project
-from consort.core.state import ArtifactCondition, FeatureState, GateKind, GateStatus, State
+from consort.core.state import (
+    ArtifactCondition,
+    FeatureState,
+    GateKind,
+    State,
+    StoryState,
+)
+from consort.lanes.gate_checks import require_open, short_id
 from consort.lanes.humans import has_terminal, refuse_agent
 from consort.lanes.intake import resolve_feature
 
@@ -72,24 +80,7 @@ def _approve_release(
     confirm: Confirm,
 ) -> Event:
     feature = _feature(project, state, subject)
-    build = feature.build
-    ready = build is not None and (
-        (
-            gate is GateKind.DEPLOY
-            and build.deployed
-            and build.deploy_gate is not GateStatus.APPROVED
-        )
-        or (
-            gate is GateKind.PROMOTE
-            and build.deploy_gate is GateStatus.APPROVED
-            and build.promote_gate is not GateStatus.APPROVED
-        )
-    )
-    if not ready:
-        raise UsageError(
-            f"the {gate.value} gate of {feature.id} is not waiting for approval",
-            fix="see `consort next`",
-        )
+    require_open(feature, gate)
     actor = _confirm_or_proxy(project, f"Approve the {gate.value} of {feature.id}?", confirm)
     return ledger.record(GateApproved(gate=gate, note=note), actor, feature.id)
 
@@ -116,38 +107,31 @@ def _approve_story(
     note: str | None,
     confirm: Confirm,
 ) -> Event:
-    from consort.core.state import ItemStage
-
-    feature_name, _, story_name = subject.partition("/")
-    feature = _feature(project, state, feature_name)
-    build = feature.build
-    story = None
-    if build is not None:
-        story = next((s for s in build.stories if story_name in (s.id, s.key)), None)
-    if story is None:
-        raise UsageError(
-            f"no story {story_name!r} in {feature.id}", fix="e.g. consort approve story F1/S1"
-        )
-    unfinished = [i.id for i in story.items if i.stage is not ItemStage.DONE]
-    if unfinished or story.merged:
-        raise UsageError(
-            f"story {story.key} is not waiting for acceptance"
-            + (f" (unfinished: {', '.join(unfinished)})" if unfinished else " (already merged)")
-        )
+    feature = _feature(project, state, subject.partition("/")[0])
+    story = _story(feature, subject)
+    require_open(feature, GateKind.STORY, story)
     actor = _confirm_or_proxy(project, f"Accept story {story.key} of {feature.id}?", confirm)
     return ledger.record(
         GateApproved(gate=GateKind.STORY, note=note), actor, f"{feature.id}/{story.key}"
     )
 
 
+def _story(feature: FeatureState, subject: str) -> StoryState:
+    """The story `subject` ("F1/S1", or with full names) names in `feature`."""
+    story_name = subject.partition("/")[2]
+    build = feature.build
+    story = None
+    if build is not None and story_name:
+        story = next((s for s in build.stories if story_name in (s.id, s.key)), None)
+    if story is None:
+        shown = f"no story {story_name!r} in {feature.id}" if story_name else "no story named"
+        raise UsageError(shown, fix=f"e.g. consort approve story {short_id(feature.id)}/S1")
+    return story
+
+
 def design_incomplete(feature: FeatureState) -> list[str]:
     """Why the design of `feature` cannot be approved yet (empty when it can)."""
-    problems = []
-    for step in feature.steps():
-        artifact = feature.artifacts[step.artifact]
-        if artifact.condition not in (ArtifactCondition.ACCEPTED, ArtifactCondition.HAND_EDITED):
-            problems.append(f"{artifact.path}: {artifact.condition.value}")
-    return problems
+    return design_problems(feature)
 
 
 def covered_hashes(feature: FeatureState) -> dict[str, str]:
@@ -194,12 +178,7 @@ def approve(
                 project, ledger, state, gate, subject, note=note, confirm=confirm
             )
         feature = _feature(project, state, subject)
-        problems = design_incomplete(feature)
-        if problems:
-            raise UsageError(
-                f"the design of {feature.id} is not complete: " + "; ".join(problems),
-                fix=f"run `consort drive --feature {feature.id}` first",
-            )
+        require_open(feature, GateKind.DESIGN)
         hashes = covered_hashes(feature)
         if has_terminal():
             summary = "\n".join(f"  {kind:<12} sha256 {digest}" for kind, digest in hashes.items())
@@ -230,23 +209,41 @@ def reject(
     artifact: ArtifactKind | None,
 ) -> Event:
     refuse_agent("rejecting a gate")
-    if gate is not GateKind.DESIGN:
-        raise UsageError(
-            f"rejecting the {gate.value} gate is not available yet",
-            fix="send the work back to design with `consort reject design F --note ...`",
-        )
     if not note.strip():
         raise UsageError("a rejection needs a note saying what to change", fix='--note "..."')
     with hold_writer(project.state_dir):
         ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
         state = _load(project, ledger)
+        if gate is not GateKind.DESIGN:
+            feature = _feature(project, state, subject.partition("/")[0])
+            story = _story(feature, subject) if gate is GateKind.STORY else None
+            require_open(feature, gate, story)
+            raise UsageError(
+                f"rejecting the {gate.value} gate is not available yet",
+                fix="send the work back to design with "
+                f'`consort reject design {short_id(feature.id)} --note "..."`',
+            )
         feature = _feature(project, state, subject)
+        if not _escalated_build(feature):
+            require_open(feature, GateKind.DESIGN)
         target = artifact or _artifact_named_in(note, feature) or ArtifactKind.FEATURE_SPEC
         if target not in {s.artifact for s in feature.steps()}:
             raise UsageError(f"{target.value} is not part of the design of {feature.id}")
         return ledger.record(
             GateRejected(gate=gate, artifact=target, note=note), Actor.HUMAN, feature.id
         )
+
+
+def _escalated_build(feature: FeatureState) -> bool:
+    """A build stopped by an escalation may still be sent back to design: one of the ways out
+    `consort status` offers. A promoted feature never is."""
+    build = feature.build
+    return (
+        feature.escalation is not None
+        and feature.escalation.step.is_build
+        and build is not None
+        and not build.promoted
+    )
 
 
 def _artifact_named_in(note: str, feature: FeatureState) -> ArtifactKind | None:
