@@ -35,7 +35,7 @@ class SandboxRecord:
             return None
         shown = ", ".join(self.unsandboxed[:5]) + (" ..." if len(self.unsandboxed) > 5 else "")
         return (
-            f'{len(self.unsandboxed)} agent turn(s) ran without a sandbox ([agents] sandbox = '
+            f"{len(self.unsandboxed)} agent turn(s) ran without a sandbox ([agents] sandbox = "
             f'"off"): nothing stopped them reading secrets or writing outside their tree: {shown}'
         )
 

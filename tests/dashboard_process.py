@@ -1,0 +1,143 @@
+"""`consort dashboard` as a real child process on 127.0.0.1, optionally on a pseudo-terminal
+(as a person starts it, so that it makes a token), and a small HTTP client for it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+START_TIMEOUT_S = 120  # generous: a loaded machine starts Python slowly; only a hang fails
+URL_LINE = re.compile(r"Consort dashboard: (http://127\.0\.0\.1:(\d+)/)")
+TOKEN_LINE = re.compile(r"Token for approving and rejecting on the page: (\S+)")
+
+
+@dataclass
+class Dashboard:
+    process: subprocess.Popen[bytes]
+    url: str
+    port: int
+    token: str | None
+    output: list[bytes] = field(default_factory=list)  # everything it wrote, kept by a reader
+
+    @property
+    def origin(self) -> str:
+        return self.url.rstrip("/")
+
+    def text(self) -> str:
+        return b"".join(self.output).decode("utf-8", "replace")
+
+    def client(self, **kwargs: object) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=120, **kwargs)  # type: ignore[arg-type]
+
+    def decide(
+        self,
+        action: str,
+        body: Mapping[str, str],
+        *,
+        token: str | None = None,
+        origin: str | None = "own",
+        content_type: str = "application/json",
+        host: str | None = None,
+        query: str = "",
+    ) -> httpx.Response:
+        """POST a decision the way the page does, with any of its parts changed."""
+        import json
+
+        headers = {"content-type": content_type}
+        if origin is not None:
+            headers["origin"] = self.origin if origin == "own" else origin
+        if token is not None:
+            headers["x-consort-token"] = token
+        if host is not None:
+            headers["host"] = host
+        with self.client() as client:
+            return client.post(f"/api/{action}{query}", content=json.dumps(body), headers=headers)
+
+
+def _drain(stream: int, into: list[bytes]) -> None:
+    while True:
+        try:
+            chunk = os.read(stream, 4096)
+        except OSError:  # EIO: the terminal's other end closed
+            return
+        if not chunk:
+            return
+        into.append(chunk)
+
+
+@contextlib.contextmanager
+def running_dashboard(
+    root: Path, *, terminal: bool, env: Mapping[str, str] | None = None
+) -> Iterator[Dashboard]:
+    environment = {k: v for k, v in os.environ.items() if k != "CONSORT_TASK"}
+    environment.update({"COLUMNS": "200", **(env or {})})
+    argv = [sys.executable, "-m", "consort", "dashboard", "--port", "0"]
+    output: list[bytes] = []
+    if terminal:
+        master, slave = os.openpty()
+        process = subprocess.Popen(
+            argv,
+            cwd=root,
+            env=environment,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+        )
+        os.close(slave)
+        reader = master
+    else:
+        read_end, write_end = os.pipe()
+        process = subprocess.Popen(
+            argv,
+            cwd=root,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=write_end,
+            start_new_session=True,
+        )
+        os.close(write_end)
+        reader = read_end
+    thread = threading.Thread(target=_drain, args=(reader, output), daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        found = None
+        while time.monotonic() < deadline and process.poll() is None:
+            text = b"".join(output).decode("utf-8", "replace")
+            found = URL_LINE.search(text)
+            if found and (not terminal or "Token" in text or "Read-only" in text):
+                break
+            time.sleep(0.05)
+        text = b"".join(output).decode("utf-8", "replace")
+        assert found is not None, f"the dashboard did not start:\n{text}"
+        token = TOKEN_LINE.search(text)
+        yield Dashboard(
+            process,
+            found.group(1),
+            int(found.group(2)),
+            token.group(1) if token else None,
+            output,
+        )
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=30)
+        thread.join(timeout=10)
+        os.close(reader)
