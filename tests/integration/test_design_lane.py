@@ -407,12 +407,17 @@ def test_replay_lane_gate_approval_and_drift(fresh_project: Path) -> None:
     assert "terminal" in refused
     code, said = approve_at_terminal(root, "F1", answer="n")
     assert code == 2 and "not approved" in said
+    assert 'consort reject design F1 --note "..."' in said  # what a "no" can do instead
     assert not of_type(root, EventType.GATE_APPROVED)
 
     code, said = approve_at_terminal(root, "F1", note="looks right")
     assert code == 0, said
     for digest in hashes.values():
         assert digest in said  # the person saw what they approve
+    for kind in DESIGN:
+        assert f".consort/features/{KEY}/{kind}.json" in said  # where, and in words:
+    assert "T1 S1/AC1" in said and "table stock_records" in said and "AC1 given" in said
+    assert "never approved before" in said
     (approval,) = of_type(root, EventType.GATE_APPROVED)
     assert approval.actor.value == "human"
     assert approval.data["hashes"] == hashes

@@ -38,6 +38,7 @@ from consort.core.state import (
     StoryState,
 )
 from consort.lanes.gate_checks import require_open, short_id
+from consort.lanes.gate_review import design_review, release_review, story_review
 from consort.lanes.humans import has_terminal, refuse_agent
 from consort.lanes.intake import resolve_feature
 
@@ -81,14 +82,24 @@ def _approve_release(
 ) -> Event:
     feature = _feature(project, state, subject)
     require_open(feature, gate)
-    actor = _confirm_or_proxy(project, f"Approve the {gate.value} of {feature.id}?", confirm)
+    actor = _confirm_or_proxy(
+        project, release_review(feature, gate), confirm, refused=_send_back(feature)
+    )
     return ledger.record(GateApproved(gate=gate, note=note), actor, feature.id)
 
 
-def _confirm_or_proxy(project: Project, question: str, confirm: Confirm) -> Actor:
+def _send_back(feature: FeatureState) -> str:
+    """What a person who answered "no" at a gate can do: nothing was recorded."""
+    return (
+        "nothing was recorded; to send the work back with what must change: "
+        f'`consort reject design {short_id(feature.id)} --note "..."`'
+    )
+
+
+def _confirm_or_proxy(project: Project, question: str, confirm: Confirm, *, refused: str) -> Actor:
     if has_terminal():
         if not confirm(question):
-            raise UsageError("not approved")
+            raise UsageError("not approved", fix=refused)
         return Actor.HUMAN
     if project.config.gates.mode is GateMode.PROXY:
         return Actor.PROXY
@@ -110,7 +121,9 @@ def _approve_story(
     feature = _feature(project, state, subject.partition("/")[0])
     story = _story(feature, subject)
     require_open(feature, GateKind.STORY, story)
-    actor = _confirm_or_proxy(project, f"Accept story {story.key} of {feature.id}?", confirm)
+    actor = _confirm_or_proxy(
+        project, story_review(project, feature, story), confirm, refused=_send_back(feature)
+    )
     return ledger.record(
         GateApproved(gate=GateKind.STORY, note=note), actor, f"{feature.id}/{story.key}"
     )
@@ -181,9 +194,8 @@ def approve(
         require_open(feature, GateKind.DESIGN)
         hashes = covered_hashes(feature)
         if has_terminal():
-            summary = "\n".join(f"  {kind:<12} sha256 {digest}" for kind, digest in hashes.items())
-            if not confirm(f"Approve the design of {feature.id}?\n{summary}\n"):
-                raise UsageError("not approved")
+            if not confirm(design_review(project, ledger.read(), feature, hashes)):
+                raise UsageError("not approved", fix=_send_back(feature))
             actor = Actor.HUMAN
         elif project.config.gates.mode is GateMode.PROXY:
             decision = proxy_policy(project, feature)
@@ -376,7 +388,10 @@ def amend(project: Project, subject: str, note: str, confirm: Confirm) -> Event:
             raise UsageError("an amendment cannot change Consort's own files")
         listing = "\n".join(f"  {path}" for path in changed)
         actor = _confirm_or_proxy(
-            project, f"Amend the test of {item.id} ({note})?\n{listing}\n", confirm
+            project,
+            f"Amend the test of {item.id} ({note})?\n{listing}\n",
+            confirm,
+            refused=f"nothing was recorded; the edited test stays in {story.worktree}",
         )
         commit = git.commit_all(f"AMEND {item.id}: {note}")
         files = {p: FileChange(before=before.get(p), after=after.get(p)) for p in changed}
