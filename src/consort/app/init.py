@@ -13,7 +13,7 @@ from pathlib import Path
 
 from consort.adapters.vcs import Git, require_git
 from consort.core.config import DEFAULT_CONFIG_TEXT, DbBackendKind
-from consort.core.errors import UsageError
+from consort.core.errors import ConsortError, UsageError
 from consort.core.fsutil import atomic_write_text
 from consort.core.layout import COMMITTED_FOLDERS, IGNORED, LEDGER_FILE, ROLES_DIR, STATE_DIR
 from consort.core.project import CONFIG_FILE, Project
@@ -29,8 +29,15 @@ class InitReport:
     done: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    next_steps: list[str] = field(default_factory=list)  # what a person does next, in order
+
     def as_json(self) -> dict[str, object]:
-        return {"root": str(self.root), "done": self.done, "warnings": self.warnings}
+        return {
+            "root": str(self.root),
+            "done": self.done,
+            "warnings": self.warnings,
+            "next_steps": self.next_steps,
+        }
 
 
 Step = Callable[[Project, InitReport], None]
@@ -257,4 +264,42 @@ def init(
         chosen = (steps[0], step_template(template), *steps[1:])
     for step in chosen:
         step(project, report)
+    report.next_steps = next_steps(project)
     return report
+
+
+def _has_features(project: Project) -> bool:
+    from consort.core.ledger import EventType, Ledger, ledger_path
+
+    path = ledger_path(project.state_dir)
+    try:
+        return path.exists() and any(
+            event.type is EventType.FEATURE_CREATED for event in Ledger(path).read()
+        )
+    except ConsortError:
+        return False
+
+
+def next_steps(project: Project) -> list[str]:
+    """The useful next steps of a project just set up: choose the agents (unless the
+    configuration already does), then describe the first feature (unless one is recorded)."""
+    from consort.adapters.agents.config import parse_agents
+
+    steps = []
+    try:
+        agents = parse_agents(project.config.agents)
+        chosen = agents.shared.default is not None or any(
+            table.adapter is not None for table in agents.roles.values()
+        )
+    except ConsortError:
+        chosen = False
+    if not chosen:
+        steps.append(
+            f"choose who plays the roles: in {CONFIG_FILE}, set [agents] default = \"claude\" "
+            "(or codex, or a command of your own; `consort doctor` shows what is installed)"
+        )
+    if not _has_features(project):
+        steps.append("describe what to build: consort intake feature --file request.md")
+    else:
+        steps.append("run the lanes: consort drive")
+    return steps

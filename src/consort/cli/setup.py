@@ -37,7 +37,10 @@ def init(directory: Path, template: str | None) -> None:
         ui.warn(line)
     if not report.done:
         ui.say(f"{report.root} is already set up; nothing to do")
-    ui.say("next: `consort doctor` to check the set-up, `consort branch list` to see branches")
+    from rich.markup import escape
+
+    for number, step in enumerate(report.next_steps, start=1):
+        ui.say(f"next ({number}): {escape(step)}")
 
 
 @click.command()
