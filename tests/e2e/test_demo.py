@@ -38,6 +38,7 @@ def test_demo_completes_and_verifies(demo):
     root, output = demo
     assert "DEMO MODE" in output and "HUMAN PROXY" in output
     assert "built and promoted" in output
+    assert "PostgreSQL server is still running" in output and "db stop" in output
     ok(consort("verify", cwd=root))
     kinds = [e["type"] for e in _events(root)]
     assert "feature.promoted" in kinds

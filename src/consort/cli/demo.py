@@ -5,10 +5,14 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from consort.cli.kit import handled
+
+if TYPE_CHECKING:
+    from consort.app.project import Project
 
 
 def _consort() -> str:
@@ -18,6 +22,25 @@ def _consort() -> str:
     if found is not None and Path(found).resolve() == here.resolve():
         return "consort"
     return str(here) if here.exists() else "consort"
+
+
+def _say_server_left_running(project: Project) -> None:
+    """The demo leaves its database server running (the app and the commands above use it):
+    say so, and how to stop it."""
+    from consort.app import db
+    from consort.cli import ui
+
+    for line in server_left_running(db.status(project).running, project.root):
+        ui.say(line)
+
+
+def server_left_running(running: bool, root: Path) -> list[str]:
+    if not running:
+        return []
+    return [
+        "the demo's PostgreSQL server is still running (the app and the commands above use it);",
+        f"  stop it when you are done: cd {root} && {_consort()} db stop",
+    ]
 
 
 def register(group: click.Group) -> None:
@@ -55,6 +78,7 @@ def demo(directory: Path | None, setup_only: bool) -> None:
     if report.code != 0:
         ui.error(f"the demo stopped: {report.message}")
         ui.say(f"look around: cd {where} && {_consort()} status && {_consort()} log")
+        _say_server_left_running(project)
         sys.exit(int(report.code))
     total = sum(report.seconds.values())
     ui.say("")
@@ -73,3 +97,4 @@ def demo(directory: Path | None, setup_only: bool) -> None:
     ui.say(
         f"  {sys.executable} -m uvicorn app.main:app --port 8000   # then open http://127.0.0.1:8000/"
     )
+    _say_server_left_running(project)
