@@ -202,17 +202,36 @@ def test_destroy_removes_the_cluster_and_init_makes_a_new_one(fresh_project):
     assert Path(_status(fresh_project)["data_dir"]).parent != home
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="clusters live outside projects only for root")
-def test_doctor_names_a_cluster_whose_project_is_gone(fresh_project):
-    home = Path(_status(fresh_project)["data_dir"]).parent
-    record = fresh_project / ".consort" / "db" / "cluster.json"
-    saved = record.read_text()
+def _alive(pid: int) -> bool:
     try:
-        record.unlink()  # the project no longer knows its cluster
-        checks = json.loads(ok(consort("doctor", "--json", cwd=fresh_project.parent)))
-        orphans = [c for c in checks if c["name"] == "orphaned clusters"]
-        assert orphans and str(home) in orphans[0]["detail"]
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="clusters live outside projects only for root")
+def test_doctor_lists_a_running_cluster_whose_project_is_gone_and_db_gc_collects_it(
+    fresh_project,
+):
+    status = _status(fresh_project)
+    home, pid = Path(status["data_dir"]).parent, status["pid"]
+    assert status["running"] and _alive(pid)
+    aside = fresh_project.with_name(fresh_project.name + "-moved-away")
+    fresh_project.rename(aside)  # the project is gone from where its cluster says it is
+    try:
+        checks = json.loads(ok(consort("doctor", "--json", cwd=aside.parent)))
+        (summary,) = [c for c in checks if c["name"] == "clusters"]
+        assert "whose project is gone: `consort db gc` stops and removes them" in summary["detail"]
+        (mine,) = [
+            c for c in checks if c["name"] == "cluster" and c["detail"].startswith(f"{home}:")
+        ]
+        assert f"running (pid {pid})" in mine["detail"] and "project gone" in mine["detail"]
+        said = ok(consort("db", "gc", cwd=aside.parent))
+        assert f"stopped the server of {home} (pid {pid})" in said
+        assert f"removed {home}" in said
+        assert not home.exists() and not _alive(pid)
+        again = json.loads(ok(consort("doctor", "--json", cwd=aside.parent)))
+        assert not [c for c in again if c["detail"].startswith(f"{home}:")]
     finally:
-        record.write_text(saved)
-    checks = json.loads(ok(consort("doctor", "--json", cwd=fresh_project.parent)))
-    assert all(str(home) not in c["detail"] for c in checks if c["name"] == "orphaned clusters")
+        aside.rename(fresh_project)

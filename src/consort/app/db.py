@@ -157,3 +157,30 @@ def url(project: Project, branch: str | None) -> str:
     paired.backend.ensure_running()
     paired.database_of(name)  # refuses a branch without a database
     return paired.url(name)
+
+
+@dataclass(frozen=True)
+class CollectedCluster:
+    """A cluster `consort db gc` stopped and removed: its project is gone."""
+
+    home: str
+    project: str | None
+    done: tuple[str, ...]  # what was done, in words
+
+    def as_json(self) -> dict[str, object]:
+        return {"home": self.home, "project": self.project, "done": list(self.done)}
+
+
+def gc() -> list[CollectedCluster]:
+    """Stop and remove every cluster on this machine whose project is gone (or moved on to a
+    new cluster). Needs no project: it is the machine's housekeeping."""
+    from consort.adapters.db.machine import machine_clusters, stop_and_remove
+
+    collected = []
+    for cluster in machine_clusters():
+        if not cluster.orphaned:
+            continue
+        done = stop_and_remove(cluster)
+        project = str(cluster.project) if cluster.project else None
+        collected.append(CollectedCluster(str(cluster.home), project, tuple(done)))
+    return collected

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import os
 import platform
 import shutil
@@ -175,24 +174,9 @@ def _postgres_checks() -> list[Check]:
 
 def orphaned_clusters() -> list[Path]:
     """Clusters under the machine's cluster folder whose project is gone or moved on."""
-    from consort.adapters.db.account import SYSTEM_HOME
-    from consort.adapters.db.backend import CLUSTER_FILE
-    from consort.app.init import OWNER_FILE
-    from consort.core.layout import Layout
+    from consort.adapters.db.machine import machine_clusters
 
-    found = []
-    for home in sorted((SYSTEM_HOME / "clusters").glob("*")):
-        owner = home / OWNER_FILE
-        if not owner.is_file():
-            continue  # made before owners were recorded, or not Consort's
-        record = Layout.of(Path(owner.read_text(encoding="utf-8").strip())).db / CLUSTER_FILE
-        try:
-            current = json.loads(record.read_text(encoding="utf-8")).get("home")
-        except (OSError, ValueError):
-            current = None
-        if current != str(home):
-            found.append(home)
-    return found
+    return [cluster.home for cluster in machine_clusters() if cluster.orphaned]
 
 
 def _sandbox_setting(project: Project) -> Check:
@@ -212,20 +196,27 @@ def _sandbox_setting(project: Project) -> Check:
 
 
 def _orphan_checks() -> list[Check]:
+    """Every cluster on the machine, whether its server runs, and whose project is gone."""
+    from consort.adapters.db.machine import machine_clusters
+
     if os.geteuid() != 0:
         return []  # a normal user's clusters live inside their projects
-    orphans = orphaned_clusters()
-    if not orphans:
+    clusters = machine_clusters()
+    if not clusters:
         return []
-    return [
-        Check(
-            "orphaned clusters",
-            CheckState.WARN,
-            f"{len(orphans)} cluster(s) whose project is gone: "
-            + ", ".join(str(p) for p in orphans[:5])
-            + " (stop each with pg_ctl stop -D <folder>/data as user consort, then delete it)",
+    orphans = [c for c in clusters if c.orphaned]
+    running = [c for c in clusters if c.state.running]
+    summary = f"{len(clusters)} cluster(s) on this machine, {len(running)} running"
+    if orphans:
+        summary += (
+            f"; {len(orphans)} whose project is gone: `consort db gc` stops and removes them"
         )
+    found = [Check("clusters", CheckState.WARN if orphans else CheckState.INFO, summary)]
+    found += [
+        Check("cluster", CheckState.WARN if c.orphaned else CheckState.INFO, c.described)
+        for c in clusters
     ]
+    return found
 
 
 def _project_or_none(start: Path | None) -> Project | None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from consort.adapters.db.machine import OWNER_FILE
 from consort.adapters.vcs import Git, require_git
 from consort.core.config import DEFAULT_CONFIG_TEXT, DbBackendKind
 from consort.core.errors import ConsortError, UsageError
@@ -19,7 +20,6 @@ from consort.core.layout import COMMITTED_FOLDERS, IGNORED, LEDGER_FILE, ROLES_D
 from consort.core.project import CONFIG_FILE, Project
 
 GITIGNORE_ENTRIES = (".env", *IGNORED)
-OWNER_FILE = "owner"
 STATE_FOLDERS = COMMITTED_FOLDERS
 
 

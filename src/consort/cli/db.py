@@ -97,3 +97,22 @@ def db_url(branch: str | None) -> None:
     from consort.app import db as api
 
     click.echo(api.url(project(), branch))
+
+
+@db.command("gc")
+@click.option("--json", "as_json", is_flag=True, help="Print what was collected as JSON.")
+@handled
+def db_gc(as_json: bool) -> None:
+    """Stop and remove the database clusters on this machine whose project is gone."""
+    from consort.app import db as api
+    from consort.cli import ui
+
+    collected = api.gc()
+    if as_json:
+        ui.print_json([c.as_json() for c in collected])
+        return
+    for cluster in collected:
+        for line in cluster.done:
+            ui.done(f"{line} (project {cluster.project or 'unknown'})")
+    if not collected:
+        ui.say("nothing to collect: every cluster on this machine belongs to a project")

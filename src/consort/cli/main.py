@@ -27,7 +27,7 @@ def cli() -> None:
 # One line per module.
 COMMAND_MODULES: tuple[str, ...] = (
     "consort.cli.setup",  # init, doctor
-    "consort.cli.db",  # db start|stop|status|destroy|url
+    "consort.cli.db",  # db start|stop|status|destroy|url|gc
     "consort.cli.branch",  # branch create|list|switch|delete|diff|gc
     "consort.cli.hook",  # hook post-checkout (hidden: git calls it)
     "consort.cli.orchestrate",  # intake, drive, next, status, approve, reject, retry, amend
