@@ -19,7 +19,8 @@ import httpx
 
 START_TIMEOUT_S = 120  # generous: a loaded machine starts Python slowly; only a hang fails
 URL_LINE = re.compile(r"Consort dashboard: (http://127\.0\.0\.1:(\d+)/)")
-TOKEN_LINE = re.compile(r"Token for approving and rejecting on the page: (\S+)")
+TOKEN_LINE = re.compile(r"Token for approving and rejecting on the page: (\S+)\r?\n")
+READ_ONLY_LINE = re.compile(r"Read-only: .*\n")
 
 
 @dataclass
@@ -118,7 +119,8 @@ def running_dashboard(
         while time.monotonic() < deadline and process.poll() is None:
             text = b"".join(output).decode("utf-8", "replace")
             found = URL_LINE.search(text)
-            if found and (not terminal or "Token" in text or "Read-only" in text):
+            # whole lines only: a token read before its line ended would be cut short
+            if found and (TOKEN_LINE.search(text) or READ_ONLY_LINE.search(text)):
                 break
             time.sleep(0.05)
         text = b"".join(output).decode("utf-8", "replace")
