@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "consort.cli.hook",  # hook post-checkout (hidden: git calls it)
     "consort.cli.orchestrate",  # intake, drive, next, status, approve, reject, retry, amend
     "consort.cli.verify",  # verify
+    "consort.cli.suite",  # test
     "consort.cli.log",  # log
     "consort.cli.schema",  # schema
     "consort.cli.guard",  # guard, update-agents
