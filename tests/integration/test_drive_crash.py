@@ -197,7 +197,7 @@ def test_crash_between_the_ledger_and_the_copy(crashable: Crashable) -> None:
     finally:
         agent.go(key, "architecture")
         out, _ = drive.communicate(timeout=60)
-    assert drive.returncode == 130, out  # interrupted: 128 + SIGINT, whichever signal
+    assert drive.returncode == 1, out
     accepted = [e.data["kind"] for e in of_type(root, EventType.ARTIFACT_ACCEPTED, key)]
     assert accepted == ["feature-spec", "architecture"]
     obstacle.rmdir()

@@ -297,6 +297,7 @@ HARDENED = (
     "ALL",
     "--",
 )
+# The command is a program that exists (`sh`): a missing one is a configuration error of its own.
 REFUSAL_PROBE = """
 import json, sys
 from pathlib import Path
@@ -308,9 +309,9 @@ from consort.core.vocabulary import Role
 root = Path(sys.argv[1])
 result = {"support": support().describe(), "available": support().available}
 for name, toml in (
-    ("command", '[agents]\\ndefault = "command"\\ncommand = ["agent"]\\n'),
+    ("command", '[agents]\\ndefault = "command"\\ncommand = ["sh"]\\n'),
     ("replay", '[agents]\\ndefault = "replay"\\ndir = "rec"\\n'),
-    ("off", '[agents]\\ndefault = "command"\\ncommand = ["agent"]\\nsandbox = "off"\\n'),
+    ("off", '[agents]\\ndefault = "command"\\ncommand = ["sh"]\\nsandbox = "off"\\n'),
     ("on-replay", '[agents]\\ndefault = "replay"\\ndir = "rec"\\nsandbox = "on"\\n'),
 ):
     (root / "consort.toml").write_text(toml)
