@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "consort.cli.orchestrate",  # intake, drive, next, status, approve, reject, retry, amend
     "consort.cli.verify",  # verify
     "consort.cli.suite",  # test
+    "consort.cli.spike",  # spike NAME, spike end|list|gc
     "consort.cli.log",  # log
     "consort.cli.schema",  # schema
     "consort.cli.guard",  # guard, update-agents

@@ -8,7 +8,9 @@
       roles/                         role prompts the project may override   (committed)
       runs/<NNNN-label>/             junit.xml (committed), logs             (ignored)
       turns/<NNNN>-<role>-<step>/    task.json, outputs/, stdout, stderr     (ignored)
+      spikes/<NAME>/notes.md         what an ended spike learned             (committed)
       worktrees/<F>/<S>/             story worktrees                         (ignored)
+      worktrees/_spikes/<NAME>/      a running spike's worktree              (ignored)
       db/                            the secret (0600) and cluster.json      (ignored)
       run/                           process state (pids)                    (ignored)
       ledger.lock, drive.lock        locks                                   (ignored)
@@ -39,6 +41,9 @@ RUNS_DIR = "runs"
 TURNS_DIR = "turns"
 TURN_OUTPUTS_DIR = "outputs"
 WORKTREES_DIR = "worktrees"
+SPIKES_DIR = "spikes"
+SPIKE_NOTES_FILE = "notes.md"
+SPIKE_CHECKOUTS = "_spikes"  # beside the features' checkouts; no feature id starts with "_"
 DB_DIR = "db"
 PROCESS_DIR = "run"
 CLAUDE_MANIFEST_FILE = "claude-manifest.json"
@@ -132,6 +137,18 @@ class Layout:
     def worktree(self, feature: str, checkout: str) -> Path:
         """A checkout of one of the feature's branches (a story's, or the feature's own)."""
         return self.worktrees / feature / checkout
+
+    @property
+    def spikes(self) -> Path:
+        return self.state_dir / SPIKES_DIR
+
+    def spike_notes(self, name: str) -> Path:
+        """What an ended spike learned: kept (and committed) when its code and database go."""
+        return self.spikes / name / SPIKE_NOTES_FILE
+
+    def spike_worktree(self, name: str) -> Path:
+        """A running spike's checkout; removed when the spike ends."""
+        return self.worktrees / SPIKE_CHECKOUTS / name
 
     @property
     def db(self) -> Path:

@@ -30,6 +30,7 @@ from consort.core.ledger import Actor, Ledger
 from consort.core.ledger.events import ArtifactAccepted, ArtifactSource
 from consort.core.machine import Action
 from consort.core.project import Project
+from consort.core.spikes import spike_notes_inputs
 from consort.core.state import ArtifactCondition, FeatureState
 from consort.lanes.turn import TurnRequest, Verdict, open_turn, run_turn
 from consort.roles import prompt_for
@@ -61,7 +62,10 @@ def run_design_turn(
         attempt=action.attempt,
         feedback=action.feedback,
         instructions=_instructions(project, action, kind),
-        inputs=_inputs(project, feature, kind, schema_path),
+        inputs={
+            **_inputs(project, feature, kind, schema_path),
+            **spike_notes_inputs(ledger.read(), feature.id, project.root),
+        },
         outputs={kind.value: out_path},
         workdir=project.root,
         writable=(),  # a design turn changes no file in the working tree

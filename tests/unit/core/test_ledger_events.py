@@ -173,6 +173,24 @@ SAMPLES: dict[EventType, EventPayload] = {
             files={"tests/test_a.py": {"before": "2" * 40, "after": "3" * 40}},
             note="the test asked for the wrong unit",
         ),
+        ev.SpikeStarted(
+            name="try-brin",
+            feature="F1-stock",
+            branch="spike/try-brin",
+            parent="main",
+            database="spike_try_brin",
+            worktree=".consort/worktrees/_spikes/try-brin",
+            base_commit="a" * 40,
+            ttl_s=7200.0,
+            expires="2026-01-01T12:00:00.000000Z",
+        ),
+        ev.SpikeEnded(
+            name="try-brin",
+            reason=ev.SpikeEndReason.EXPIRED,
+            notes=".consort/spikes/try-brin/notes.md",
+            notes_sha256="e" * 64,
+            head="b" * 40,
+        ),
     )
 }
 

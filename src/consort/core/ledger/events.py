@@ -468,3 +468,40 @@ class AmendmentApproved(EventPayload):
     previous: str | None = None  # the RED commit it replaces
     files: dict[str, FileChange] = {}
     note: str = ""
+
+
+# ---- spikes --------------------------------------------------------------------------------
+
+
+class SpikeEndReason(StrEnum):
+    """Why a spike ended."""
+
+    ENDED = "ended"  # a person ran `consort spike end`
+    EXPIRED = "expired"  # its time box ran out and Consort collected it
+
+
+class SpikeStarted(EventPayload):
+    """A spike (subject `spike/<NAME>`): a paired branch outside the gated loop. Its time box is
+    the ledger's, fixed here: nothing in the spike's checkout or database can move it."""
+
+    event_type = EventType.SPIKE_STARTED
+    name: str = ""
+    feature: str | None = None  # the feature its notes are for (None: the project's)
+    branch: str = ""
+    parent: str = ""  # the branch whose database it is a copy of
+    database: str = ""
+    worktree: str = ""  # relative to the project root
+    base_commit: str = ""
+    ttl_s: Seconds = 0.0
+    expires: str = ""  # UTC, the ledger's time format
+
+
+class SpikeEnded(EventPayload):
+    """A spike's code and database removed; its notes kept (when it wrote any)."""
+
+    event_type = EventType.SPIKE_ENDED
+    name: str = ""
+    reason: SpikeEndReason | None = None
+    notes: str | None = None  # relative to the project root; None: it left no notes
+    notes_sha256: str | None = None
+    head: str | None = None  # the spike branch's last commit, before it was deleted

@@ -52,6 +52,9 @@ class EventType(StrEnum):
     STORY_ACCEPTED = "story.accepted"
     STORY_MERGED = "story.merged"
     AMENDMENT_APPROVED = "amendment.approved"
+    # spikes: throwaway explorations outside the gated loop
+    SPIKE_STARTED = "spike.started"
+    SPIKE_ENDED = "spike.ended"
 
 
 class Actor(StrEnum):

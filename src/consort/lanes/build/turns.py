@@ -13,6 +13,7 @@ from consort.core.derive import artifact_path
 from consort.core.errors import ConsortError
 from consort.core.fsutil import atomic_write_text
 from consort.core.machine import Action
+from consort.core.spikes import spike_notes_inputs
 from consort.core.state import ItemState, StoryState
 from consort.lanes.build.context import Build
 from consort.lanes.turn import OpenTurn, TurnRequest, TurnRun, Verdict, run_turn
@@ -56,11 +57,13 @@ def agent_turn(
 
 
 def design_inputs(ctx: Build) -> dict[str, Path]:
+    """The feature's design artifacts, and the notes its ended spikes kept (`spike-<NAME>`)."""
     inputs = {}
     for step in ctx.feature.steps():
         inputs[step.artifact.value] = artifact_path(
             ctx.project.state_dir, ctx.feature.id, step.artifact
         )
+    inputs.update(spike_notes_inputs(ctx.ledger.read(), ctx.feature.id, ctx.project.root))
     return inputs
 
 
