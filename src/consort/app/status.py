@@ -44,6 +44,7 @@ class StatusReport:
     branch_problem: str | None = None
     unsandboxed_turns: list[str] = field(default_factory=list)  # turns run with sandbox = "off"
     sandbox_warning: str | None = None
+    spikes: list[dict[str, object]] = field(default_factory=list)  # running or expired ones
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +54,7 @@ class StatusReport:
             "branches": self.branches,
             "branch_problem": self.branch_problem,
             "unsandboxed_turns": self.unsandboxed_turns,
+            "spikes": self.spikes,
         }
 
 
@@ -75,6 +77,16 @@ def _sandboxes(project: Project, report: StatusReport) -> None:
     record = sandbox_record(Ledger(path).read() if path.exists() else [])
     report.unsandboxed_turns = list(record.unsandboxed)
     report.sandbox_warning = record.warning()
+
+
+def _spikes(project: Project) -> list[dict[str, object]]:
+    """The spikes not ended yet, read only: an expired one says what collects it."""
+    from datetime import UTC, datetime
+
+    from consort.app.spike import running_or_expired
+
+    now = datetime.now(UTC)
+    return [spike.as_json(now) for spike in running_or_expired(project)]
 
 
 def _stories(feature: FeatureState) -> list[StoryLine]:
@@ -143,6 +155,7 @@ def collect(project: Project, state: State) -> StatusReport:
                     "command": _resolutions(feature.id, feature.escalation),
                 }
             )
+    report.spikes = _spikes(project)
     try:
         from consort.adapters.paired import PairedBranches
 

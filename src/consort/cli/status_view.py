@@ -47,6 +47,14 @@ def render_status(report: StatusReport) -> None:
             f"escalation on {escalation['feature']} ({escalation['step']}): {escalation['reason']}"
         )
         ui.say(f"  resolve: {escalation['command']}")
+    for spike in report.spikes:
+        if spike["condition"] == "expired":
+            ui.warn(
+                f"spike {spike['name']} has run out of time: "
+                "`consort spike gc` removes it and keeps its notes"
+            )
+        else:
+            ui.say(f"spike {spike['name']} running in {spike['worktree']} until {spike['expires']}")
     if report.branches:
         ui.table(
             "Branches",

@@ -59,12 +59,24 @@ def find_project(start: Path | None = None) -> Project:
     """
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
+        if _inside_a_state_folder(folder):
+            # A checkout Consort made (a story's, a spike's) is never a project of its own, even
+            # with a `.consort/` in it (committed, or planted by an agent): its project is the
+            # one whose state folder holds it.
+            continue
         if (folder / CONFIG_FILE).is_file() and (folder / STATE_DIR).is_dir():
             return Project(folder)
     main = _main_worktree_of(here)
     if main is not None and (main / CONFIG_FILE).is_file():
         return Project(main)
     raise UsageError(f"no Consort project at or above {here}", fix="run `consort init` first")
+
+
+def _inside_a_state_folder(folder: Path) -> bool:
+    return any(
+        above.name == STATE_DIR and (above.parent / CONFIG_FILE).is_file()
+        for above in folder.parents
+    )
 
 
 def _main_worktree_of(folder: Path) -> Path | None:

@@ -148,3 +148,23 @@ def test_a_ledger_entry_pointing_outside_the_kept_notes_gives_nothing(
     ledger.record(_started("odd", "F1-x", now, timedelta(hours=1)), Actor.HUMAN, subject_of("odd"))
     ledger.record(_ended("odd", ".consort/db/secret"), Actor.HUMAN, subject_of("odd"))
     assert spike_notes_inputs(ledger.read(), "F1-x", tmp_path) == {}
+
+
+def test_a_checkout_inside_a_projects_state_folder_is_never_a_project_of_its_own(
+    tmp_path: Path,
+) -> None:
+    from consort.core.config import DEFAULT_CONFIG_TEXT
+    from consort.core.project import find_project
+
+    root = tmp_path / "shop"
+    checkout = root / ".consort" / "worktrees" / "_spikes" / "cheat"
+    for folder in (root, checkout):
+        (folder / ".consort").mkdir(parents=True)
+        (folder / "consort.toml").write_text(DEFAULT_CONFIG_TEXT, encoding="utf-8")
+    assert find_project(checkout).root == root.resolve()
+    assert find_project(checkout / ".consort").root == root.resolve()
+    # A project that merely lives below some other folder named .consort is still itself.
+    elsewhere = tmp_path / ".consort" / "mine"
+    (elsewhere / ".consort").mkdir(parents=True)
+    (elsewhere / "consort.toml").write_text(DEFAULT_CONFIG_TEXT, encoding="utf-8")
+    assert find_project(elsewhere).root == elsewhere.resolve()
