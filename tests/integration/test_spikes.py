@@ -13,6 +13,8 @@ import pytest
 
 from consort.core.ledger import EventType, Ledger, ledger_path
 from tests.helpers import consort, env_url, git, ok
+from tests.integration.conftest import destroy_project_cluster
+from tests.integration.test_build_lane import _new_project, configure
 
 pytestmark = pytest.mark.integration
 
@@ -95,6 +97,17 @@ def test_a_spike_explores_a_copy_and_leaves_only_its_notes(project: Path) -> Non
     assert again.returncode == 2 and "ended already" in again.stderr
     reused = consort("spike", "try-bins", cwd=project)
     assert reused.returncode == 2 and "used once" in reused.stderr
+    assert "kept notes match their recorded hashes" in ok(consort("verify", cwd=project))
+
+    # The kept notes are evidence: changed afterwards, `verify` says so (integrity, exit 4).
+    original = kept.read_bytes()
+    kept.write_text("Nothing to see.\n")
+    try:
+        drifted = consort("verify", cwd=project)
+        assert drifted.returncode == 4
+        assert "try-bins" in drifted.stdout + drifted.stderr
+    finally:
+        kept.write_bytes(original)
     ok(consort("verify", cwd=project))
 
 
@@ -177,3 +190,28 @@ def test_a_spike_for_an_unknown_feature_is_refused_and_leaves_nothing(project: P
     assert result.returncode == 2 and "no feature" in result.stderr
     assert _databases(project) == before
     assert git(project, "branch", "--list", "spike/lost") == ""
+
+
+def test_a_features_build_turns_get_its_spikes_notes(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    root = _new_project(tmp_path_factory, "spiked")
+    try:
+        spike = _start(root, "counter-idea", "--for", "F1")
+        (root / spike["worktree"] / "notes.md").write_text("Start the counter at zero.\n")
+        ok(consort("spike", "end", "counter-idea", cwd=root))
+        configure(root, driver="noop")  # the build stops at the first GREEN, escalated
+        result = consort("drive", cwd=root)
+        assert result.returncode == 3, result.stdout + result.stderr
+
+        kept = root / ".consort" / "spikes" / "counter-idea" / "notes.md"
+        tasks = [
+            json.loads(p.read_text())
+            for p in sorted((root / ".consort" / "turns").glob("*/task.json"))
+        ]
+        steps = {(t["role"], t["step"]) for t in tasks}
+        assert ("driver", "green") in steps and ("spec-author", "spec") in steps
+        for task in tasks:
+            assert Path(task["inputs"]["spike-counter-idea"]) == kept, task["step"]
+    finally:
+        destroy_project_cluster(root)

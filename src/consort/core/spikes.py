@@ -9,6 +9,7 @@ by Consort once the time box has run out) its code and database go and only its 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -191,14 +192,29 @@ def notes_inputs(
 ) -> dict[str, Path]:
     """The notes of the feature's ended spikes, as turn inputs (`spike-<NAME>`), oldest first.
 
-    Only notes kept at the place Consort keeps them: a ledger entry pointing elsewhere gives
-    nothing.
+    Only notes kept at the place Consort keeps them, as the ledger hashed them when the spike
+    ended: a ledger entry pointing elsewhere, or notes changed since, give nothing (`consort
+    verify` names the change).
     """
     inputs: dict[str, Path] = {}
     for spike in sorted(spikes, key=lambda s: s.started):
         if spike.feature != feature or spike.ended is None or spike.notes is None:
             continue
         path = layout.spike_notes(spike.name)
-        if (root / spike.notes).resolve() == path.resolve() and path.is_file():
+        if notes_problem(spike, root, layout) is None:
             inputs[f"spike-{spike.name}"] = path
     return inputs
+
+
+def notes_problem(spike: Spike, root: Path, layout: Layout) -> str | None:
+    """Why an ended spike's kept notes are not the ones the ledger recorded (None: they are)."""
+    if spike.notes is None:
+        return None
+    path = layout.spike_notes(spike.name)
+    if (root / spike.notes).resolve() != path.resolve():
+        return f"spike {spike.name}: the ledger keeps its notes at {spike.notes}, not {path}"
+    if path.is_symlink() or not path.is_file():
+        return f"spike {spike.name}: its kept notes {spike.notes} are missing"
+    if hashlib.sha256(path.read_bytes()).hexdigest() != spike.notes_sha256:
+        return f"spike {spike.name}: {spike.notes} changed since the spike ended"
+    return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from consort.core.spikes import (
     check_name,
     expiry,
     fold_spikes,
+    notes_problem,
     parse_ttl,
     spike_notes_inputs,
     subject_of,
@@ -72,12 +74,16 @@ def _started(name: str, feature: str | None, started: datetime, ttl: timedelta) 
     )
 
 
-def _ended(name: str, notes: str | None) -> SpikeEnded:
+def _ended(name: str, notes: str | None, root: Path | None = None) -> SpikeEnded:
+    digest = None
+    if notes is not None:
+        kept = (root or Path("/nonexistent")) / notes
+        digest = hashlib.sha256(kept.read_bytes()).hexdigest() if kept.is_file() else "e" * 64
     return SpikeEnded(
         name=name,
         reason=SpikeEndReason.ENDED,
         notes=notes,
-        notes_sha256=None if notes is None else "e" * 64,
+        notes_sha256=digest,
         head="b" * 40,
     )
 
@@ -129,13 +135,24 @@ def test_turns_get_the_notes_of_their_own_features_ended_spikes(
         path.write_text(f"notes of {name}\n")
     for name in ("mine", "other", "none"):
         notes = str(layout.spike_notes(name).relative_to(tmp_path))
-        ledger.record(_ended(name, notes), Actor.HUMAN, subject_of(name))
+        ledger.record(_ended(name, notes, tmp_path), Actor.HUMAN, subject_of(name))
     ledger.record(_started("gone", "F1-x", now, box), Actor.HUMAN, subject_of("gone"))
     ledger.record(_ended("gone", None), Actor.HUMAN, subject_of("gone"))
 
     inputs = spike_notes_inputs(ledger.read(), "F1-x", tmp_path)
     assert inputs == {"spike-mine": layout.spike_notes("mine")}
     assert spike_notes_inputs(ledger.read(), "F3-z", tmp_path) == {}
+    spikes = fold_spikes(ledger.read())
+    assert notes_problem(spikes["mine"], tmp_path, layout) is None
+
+    # Notes changed after the spike ended are not what it left: no turn gets them.
+    layout.spike_notes("mine").write_text("rewritten later\n")
+    assert spike_notes_inputs(ledger.read(), "F1-x", tmp_path) == {}
+    problem = notes_problem(spikes["mine"], tmp_path, layout)
+    assert problem is not None and "changed since the spike ended" in problem
+    layout.spike_notes("mine").unlink()
+    problem = notes_problem(spikes["mine"], tmp_path, layout)
+    assert problem is not None and "missing" in problem
 
 
 def test_a_ledger_entry_pointing_outside_the_kept_notes_gives_nothing(

@@ -43,6 +43,11 @@ def verify(project: Project) -> VerifyReport:
     cycle_holds, cycle_fails = verify_cycles(project, events)
     report.holds += cycle_holds
     report.fails += cycle_fails
+    from consort.lanes.verify.spikes import verify_spikes
+
+    spike_holds, spike_fails = verify_spikes(project, events)
+    report.holds += spike_holds
+    report.fails += spike_fails
     state = derive(events, project.config, project.state_dir)
     for feature in state.features:
         gate = feature.design_gate
