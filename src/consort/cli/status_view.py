@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
-from consort.app.status import StatusReport
+from consort.app.status import FeatureLine, StatusReport
 from consort.cli import ui
+
+
+def gates_cell(feature: FeatureLine) -> str:
+    """The feature's gates in order, up to the first one not approved: the gates after it are
+    not reached either, and saying so for each would only crowd the table."""
+    shown = []
+    for name, phase in (
+        ("design", feature.design_gate),
+        ("deploy", feature.deploy_gate),
+        ("promote", feature.promote_gate),
+    ):
+        shown.append(f"{name} {phase}")
+        if phase != "approved":
+            break
+    return "; ".join(shown)
 
 
 def render_status(report: StatusReport) -> None:
@@ -18,7 +33,7 @@ def render_status(report: StatusReport) -> None:
                     f.id,
                     f.title,
                     f.lane,
-                    f"design {f.design_gate}; deploy {f.deploy_gate}; promote {f.promote_gate}",
+                    gates_cell(f),
                     f.next,
                     ", ".join(f"{k}: {v}" for k, v in f.artifacts.items()),
                 ]

@@ -131,3 +131,17 @@ def test_the_log_keeps_seq_and_time_on_a_narrow_terminal(
     assert starts == [["7", "12-01", "10:30:40"], ["1234", "12-01", "10:30:40"]]
     if width >= 80:
         assert "F1-greeting-counter/S1-greet-by-name/T3" in out.getvalue()
+
+
+def test_status_shows_the_gates_up_to_the_first_one_not_approved() -> None:
+    from consort.app.status import FeatureLine
+    from consort.cli.status_view import gates_cell
+
+    def line(design: str, deploy: str = "not reached", promote: str = "not reached") -> FeatureLine:
+        return FeatureLine("F1-x", "X", "design", design, "run-turn", {}, deploy, promote)
+
+    assert gates_cell(line("not reached")) == "design not reached"
+    assert gates_cell(line("approved")) == "design approved; deploy not reached"
+    assert gates_cell(line("approved", "approved", "open")) == (
+        "design approved; deploy approved; promote open"
+    )
