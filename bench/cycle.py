@@ -48,6 +48,7 @@ from consort.adapters import proc
 from consort.adapters.paired import PairedBranches
 from consort.adapters.scope import revert_outside_scope, snapshot
 from consort.adapters.tdd import runner
+from consort.adapters.tdd.junit import parse_report
 from consort.adapters.tdd.rules import green_problems
 from consort.adapters.tdd.runner import run_suite, test_env
 from consort.adapters.vcs import Git
@@ -55,7 +56,7 @@ from consort.core.fsutil import atomic_write_json
 from consort.core.ledger import Actor, EventType, Ledger, ledger_path
 from consort.core.project import Project
 
-GOAL_S = 0.5  # the orchestrator's overhead per verification (performance section of the issue)
+GOAL_S = 0.4  # the orchestrator's overhead per sealed verification (issue: sealed verification)
 STORY_BRANCH = "story/bench"
 FEATURE = "F-bench"
 STORY = "S1"
@@ -477,6 +478,12 @@ SUITE_WALL = "run_suite wall clock"
 PLAIN_PYTEST = "plain pytest on the story DB, no Consort"
 # Inside run_suite, timed by wrapping the calls it makes: what its overhead is made of.
 RUN_FOLDER = "run folder (allocate_run)"
+EXPORT = "export of the commit from git objects"
+EXPORT_REMOVE = "export removed"
+SEAL_CHECKS = "seal rules against RED (config, tamper, ...)"
+STATS = "pg_stat_database (suite used its child)"
+UNSEALED = "unsealed run_suite overhead (the old design)"
+UNSEALED_TESTS = "  its test process"
 CHILD_CREATE = "child database create"
 MIGRATE = "migrate command (the project's process)"
 TEST_PROCESS_AND_LOG = "pytest process + its log"
@@ -537,6 +544,7 @@ def verify_once(story: Story, revision: int, timings: Timings) -> None:
             story.database,
             commit,
             label=f"green-{revision}",
+            baseline=story.head,
         )
         timings.add(SUITE_WALL, time.perf_counter() - suite_started)
     timings.add(TEST_PROCESS, evidence.test_seconds)
@@ -589,7 +597,15 @@ class RunSuiteProbe:
         self.dbs = story.paired.dbs
         self.backend = story.paired.backend
         self.runner_originals = {
-            name: getattr(runner, name) for name in ("allocate_run", "_run", "parse_report")
+            name: getattr(runner, name)
+            for name in (
+                "allocate_run",
+                "_contained",
+                "parse_report_bytes",
+                "exported",
+                "candidate_violations",
+                "sessions_of",
+            )
         }
         self.ephemeral = self.dbs.ephemeral
         self.admin = self.backend.admin
@@ -604,8 +620,11 @@ class RunSuiteProbe:
         before = checkpointer(self.story)
         try:
             runner.allocate_run = self.allocate_run
-            runner._run = self.run
-            runner.parse_report = self.parse
+            runner._contained = self.contained
+            runner.parse_report_bytes = self.parse
+            runner.exported = self.exported
+            runner.candidate_violations = self.seal_checks
+            runner.sessions_of = self.sessions
             self.dbs.ephemeral = self.timed_ephemeral  # type: ignore[method-assign]
             self.backend.admin = self.timed_admin  # type: ignore[method-assign]
             self.dbs.infos = self.timed_infos  # type: ignore[method-assign]
@@ -631,16 +650,40 @@ class RunSuiteProbe:
         with self.timings.time(RUN_FOLDER):
             return self.runner_originals["allocate_run"](project, label)
 
-    def run(
-        self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, log: Path
-    ) -> Any:
-        part = MIGRATE if log.name == "migrate" else TEST_PROCESS_AND_LOG
+    def contained(self, argv: Any, cwd: Path, env: Any, timeout: float, **kwargs: Any) -> Any:
+        part = TEST_PROCESS_AND_LOG if kwargs.get("side_channel") else MIGRATE
         with self.timings.time(part):
-            return self.runner_originals["_run"](argv, cwd, env, timeout, log)
+            return self.runner_originals["_contained"](argv, cwd, env, timeout, **kwargs)
 
-    def parse(self, path: Path) -> Any:
+    def parse(self, data: bytes) -> Any:
         with self.timings.time(PARSE):
-            return self.runner_originals["parse_report"](path)
+            return self.runner_originals["parse_report_bytes"](data)
+
+    @contextmanager
+    def exported(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        started = time.perf_counter()
+        removing = started
+        with self.runner_originals["exported"](*args, **kwargs) as export:
+            self.timings.add(EXPORT, time.perf_counter() - started)
+            try:
+                yield export
+            finally:
+                removing = time.perf_counter()
+        self.timings.add(EXPORT_REMOVE, time.perf_counter() - removing)
+
+    def seal_checks(self, *args: Any, **kwargs: Any) -> Any:
+        with self.timings.time(SEAL_CHECKS):
+            return self.runner_originals["candidate_violations"](*args, **kwargs)
+
+    def sessions(self, *args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return self.runner_originals["sessions_of"](*args)
+        finally:
+            self.timings.values.setdefault(STATS, [])
+            if len(self.timings.values[STATS]) < len(self.timings.values.get(EXPORT, [])):
+                self.timings.add(STATS, 0.0)
+            self.timings.values[STATS][-1] += time.perf_counter() - started
 
     @contextmanager
     def timed_ephemeral(self, parent: str, *args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -682,10 +725,42 @@ def checkpointer(story: Story) -> tuple[float, float] | None:
     return (float(row[0]), float(row[1])) if row else None
 
 
+def unsealed_run(story: Story, timings: Timings) -> None:
+    """The run as it was before sealing, in the same run for comparison: a child, the migrate
+    command and pytest in the worktree itself, its report from a file; no export, no seal rules,
+    no canaries, no containment, no statistics."""
+    started = time.perf_counter()
+    run_dir = runner.allocate_run(story.project, "unsealed")
+    report_path = run_dir / runner.REPORT_FILE
+    with story.paired.dbs.ephemeral(story.database) as child:
+        env = test_env(child.url)
+        migrate_started = time.perf_counter()
+        proc.run(story.project.config.migrate.command, cwd=story.worktree, env=env, timeout=300)
+        migrate = time.perf_counter() - migrate_started
+        argv = [
+            *story.project.config.test.command,
+            f"--junitxml={report_path}",
+            "-o",
+            "junit_family=xunit1",
+            "-p",
+            "no:cacheprovider",
+            "--continue-on-collection-errors",
+        ]
+        test_started = time.perf_counter()
+        result = proc.run(argv, cwd=story.worktree, env=env, timeout=900, check=False)
+        tests = time.perf_counter() - test_started
+    report = parse_report(report_path)
+    if result.returncode != 0 or len(report.passed()) != TEST_COUNT:
+        raise RuntimeError(f"the unsealed run did not pass: {result.stdout[-2000:]}")
+    timings.add(UNSEALED, time.perf_counter() - started - migrate - tests)
+    timings.add(UNSEALED_TESTS, tests)
+
+
 def measure(story: Story, iterations: int) -> Timings:
     timings = Timings()
     for revision in range(1, iterations + 1):
         verify_once(story, revision, timings)
+        unsealed_run(story, timings)
         plain_pytest(story, timings)
         overhead = sum(timings.values[part][-1] for part in OVERHEAD_PARTS)
         progress(
@@ -728,10 +803,23 @@ def report(timings: Timings, iterations: int, server: str) -> str:
     overhead = per_iteration(timings, OVERHEAD_PARTS)
     tests, plain, migrate = v[TEST_PROCESS], v[PLAIN_PYTEST], v[MIGRATE]
     own = [total - project for total, project in zip(overhead, migrate, strict=True)]
-    inside = (RUN_FOLDER, CHILD_CREATE, MIGRATE, PARSE, CHILD_DROP)
+    inside = (
+        RUN_FOLDER,
+        EXPORT,
+        SEAL_CHECKS,
+        CHILD_CREATE,
+        MIGRATE,
+        STATS,
+        PARSE,
+        CHILD_DROP,
+        EXPORT_REMOVE,
+    )
     v[SUITE_REST] = [
         suite - parts
         for suite, parts in zip(v[SUITE_OVERHEAD], per_iteration(timings, inside), strict=True)
+    ]
+    sealed_suite = [
+        total - project for total, project in zip(v[SUITE_OVERHEAD], migrate, strict=True)
     ]
     header = ("part", "median s", "min s", "max s")
     parts = [seconds_row(part, v[part]) for part in OVERHEAD_PARTS]
@@ -742,6 +830,9 @@ def report(timings: Timings, iterations: int, server: str) -> str:
         seconds_row(TEST_PROCESS, tests),
         seconds_row(PLAIN_PYTEST, plain),
         seconds_row(SUITE_WALL, v[SUITE_WALL]),
+        seconds_row("sealed run_suite overhead (all but pytest and migrate)", sealed_suite),
+        seconds_row(UNSEALED, v[UNSEALED]),
+        seconds_row(UNSEALED_TESTS, v[UNSEALED_TESTS]),
     ]
     connections = median(v[ADMIN_CONNECTIONS])
     lines = [
@@ -769,6 +860,8 @@ def report(timings: Timings, iterations: int, server: str) -> str:
         "",
         f"orchestrator overhead / test process:  {median(own) / median(tests):.2f}",
         f"test process / plain pytest:           {median(tests) / median(plain):.2f}",
+        f"sealed / unsealed run_suite overhead:  "
+        f"{median(sealed_suite) / median(v[UNSEALED]):.2f}",
         f"goal, overhead <= {GOAL_S} s per verification:  "
         f"{holds(median(own))} ({median(own):.3f} s)",
         f"  counting the project's migrate command too:     "

@@ -50,6 +50,27 @@ def test_demo_completes_and_verifies(demo):
     assert approvals and all(e["actor"] == "proxy" for e in approvals)
 
 
+def test_verify_on_a_fresh_clone_re_proves_everything(demo, tmp_path):
+    root, _ = demo
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
+    assert not (clone / ".consort" / "db").exists()  # no secret, no cluster travels
+    assert not list((clone / ".consort").glob("runs/*/*.out"))  # logs stay out
+    out = ok(consort("verify", cwd=clone))
+    for held in ("hash chain intact", "accepted artifacts", "GREEN/REFACTOR", "merge commits"):
+        assert held in out, out
+    # the clone's evidence is the same ledger as the project's, up to the promote
+    promoted = next(e for e in _events(root) if e["type"] == "feature.promoted")
+    assert any(e["seq"] == promoted["seq"] for e in _events(clone))
+    sealed = [
+        e["data"]["run"]
+        for e in _events(clone)
+        if e["type"] in ("green.verified", "refactor.verified") and e["data"].get("run")
+    ]
+    assert sealed and all(r["sealed"] and r["canaries"]["holds"] for r in sealed)
+    assert all(r["sessions"] > 0 for r in sealed)  # every suite used its throwaway database
+
+
 def test_the_apps_suite_passes_against_the_promoted_main_database(demo):
     root, _ = demo
     url = ok(consort("db", "url", "main", cwd=root)).strip()

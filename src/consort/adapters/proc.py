@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -80,3 +81,208 @@ def _text(data: str | bytes | None) -> str:
     if data is None:
         return ""
     return data.decode(errors="replace") if isinstance(data, bytes) else data
+
+
+def run_binary(
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    input_bytes: bytes = b"",
+    timeout: float | None = 120.0,
+) -> bytes:
+    """Run argv to completion on bytes in and out (git's object streams); non-zero is an error."""
+    args = tuple(os.fspath(a) for a in argv)
+    try:
+        proc = subprocess.run(
+            args,
+            cwd=cwd,
+            env=dict(os.environ if env is None else env),
+            input=input_bytes,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise ConsortError(f"cannot run `{args[0]}`: program not found") from exc
+    except subprocess.TimeoutExpired as exc:
+        result = Completed(args, -1, "", _text(exc.stderr))
+        raise CommandFailed(result, timed_out=True) from exc
+    if proc.returncode != 0:
+        raise CommandFailed(Completed(args, proc.returncode, "", _text(proc.stderr)))
+    return proc.stdout
+
+
+# ---- a contained process: its own session, every process it starts ended with it -------------
+
+SESSION_TOKEN_VAR = "CONSORT_RUN_TOKEN"  # noqa: S105 -- a variable name
+
+
+@dataclass(frozen=True)
+class Contained:
+    argv: tuple[str, ...]
+    returncode: int | None  # None: stopped at the timeout
+    output: str  # stdout and stderr, interleaved
+    side_channel: bytes  # what the process wrote to the extra pipe (its report)
+    timed_out: bool
+    leftovers: int  # processes of the run still alive when its main process ended (all ended)
+    escaped: int  # of those, how many had left the run's session
+    output_held: bool  # something still held the output open after the grace
+
+
+def run_contained(  # noqa: PLR0912 -- one process's whole life
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: Path | str,
+    env: Mapping[str, str],
+    timeout: float,
+    grace: float = 2.0,
+    side_channel: bool = False,
+) -> Contained:
+    """Run argv in a session of its own and end everything it started when it ends.
+
+    The process is the leader of a new session; `env` gets a fresh token so that processes
+    which left the session (a `setsid` daemon) are still found by their environment. When the
+    main process exits (or `timeout` passes), the session's and the token's processes are
+    killed; a process that still holds the output open does not extend the run past `grace`.
+    With `side_channel`, the child gets the write end of a pipe, named `/dev/fd/N` wherever
+    `{side_channel}` appears in argv, whose content is returned: a report written there cannot
+    be rewritten after the fact, only appended to (which breaks it).
+    """
+    import secrets
+    import threading
+    import time
+
+    token = secrets.token_hex(16)
+    environment = {**env, SESSION_TOKEN_VAR: token}
+    side_read, side_write = os.pipe() if side_channel else (-1, -1)
+    pass_fds = (side_write,) if side_channel else ()
+    args = tuple(os.fspath(a).replace("{side_channel}", f"/dev/fd/{side_write}") for a in argv)
+    try:
+        child = subprocess.Popen(
+            args,
+            cwd=cwd,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
+    except FileNotFoundError as exc:
+        for fd in (side_read, side_write):
+            if fd >= 0:
+                os.close(fd)
+        raise ConsortError(f"cannot run `{args[0]}`: program not found") from exc
+    finally:
+        if side_write >= 0:
+            os.close(side_write)
+    output = bytearray()
+    report = bytearray()
+    if child.stdout is None:
+        raise ConsortError("the test process has no output pipe")
+    readers = [threading.Thread(target=_drain, args=(child.stdout.fileno(), output), daemon=True)]
+    if side_read >= 0:
+        readers.append(threading.Thread(target=_drain, args=(side_read, report), daemon=True))
+    for reader in readers:
+        reader.start()
+    timed_out = False
+    try:
+        child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    leftovers, escaped = _end_run(child.pid, token)
+    if timed_out:
+        child.wait()
+    deadline = time.monotonic() + grace
+    for reader in readers:
+        reader.join(max(0.0, deadline - time.monotonic()))
+    held = any(reader.is_alive() for reader in readers)
+    if held:  # one more sweep: a process may have started between the first and now
+        more, more_escaped = _end_run(child.pid, token)
+        leftovers += more
+        escaped += more_escaped
+    child.stdout.close()
+    if side_read >= 0 and not held:
+        os.close(side_read)
+    return Contained(
+        argv=args,
+        returncode=None if timed_out else child.returncode,
+        output=bytes(output).decode("utf-8", errors="replace"),
+        side_channel=bytes(report),
+        timed_out=timed_out,
+        leftovers=leftovers,
+        escaped=escaped,
+        output_held=held,
+    )
+
+
+def _drain(fd: int, into: bytearray) -> None:
+    try:
+        while chunk := os.read(fd, 65536):
+            into.extend(chunk)
+    except OSError:
+        return
+
+
+def _end_run(session: int, token: str) -> tuple[int, int]:
+    """Kill the session's processes and every process carrying the run's token.
+
+    Returns (how many were alive, how many of those had left the session)."""
+    import signal
+
+    marker = f"{SESSION_TOKEN_VAR}={token}".encode()
+    alive = 0
+    escaped = 0
+    killed: list[int] = []
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in (me, session):
+            continue
+        pid = int(entry)
+        in_session = _session_of(pid) == session
+        carries = in_session or _carries(pid, marker)
+        if not carries:
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
+        killed.append(pid)
+        alive += 1
+        escaped += 0 if in_session else 1
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(session, signal.SIGKILL)
+    _await_death(killed)
+    return alive, escaped
+
+
+def _await_death(pids: list[int], limit: float = 10.0) -> None:
+    """SIGKILL is delivered asynchronously: wait (boundedly) until each is dead or a zombie."""
+    import time
+
+    deadline = time.monotonic() + limit
+    for pid in pids:
+        while _session_of(pid) is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
+def _session_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if fields[0] == b"Z":
+        return None  # a zombie is already dead; its parent reaps it
+    return int(fields[3])
+
+
+def _carries(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return marker in handle.read().split(b"\0")
+    except OSError:
+        return False

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from consort.adapters import proc
+from consort.adapters.vcs import read_blobs, sealed_git, tree_entries
 from consort.core.errors import ConsortError
 from consort.core.layout import STATE_GLOB
 
@@ -201,17 +201,12 @@ def snapshot(tree: Path) -> str:
     ignored. Use it as the `base` of the other functions, taken just before a turn starts.
     """
     top = _toplevel(tree)
-    index = Path(_git(top, "rev-parse", "--git-path", "index"))
-    index = index if index.is_absolute() else top / index
     with tempfile.TemporaryDirectory(prefix="consort-scope-") as scratch:
-        scratch_index = Path(scratch) / "index"
-        if index.is_file():
-            # Starting from a copy of the real index lets git reuse its stat cache: only files
-            # that changed on disk are read and hashed again.
-            shutil.copyfile(index, scratch_index)
-        env = {"GIT_INDEX_FILE": str(scratch_index)}
-        proc.run(["git", "add", "-A"], cwd=top, extra_env=env, timeout=GIT_TIMEOUT_S)
-        return proc.run(["git", "write-tree"], cwd=top, extra_env=env).stdout.strip()
+        # A fresh index, never a copy of the checkout's: its `assume-unchanged` and
+        # `skip-worktree` flags would hide a changed file from `git add`.
+        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        sealed_git(top, "add", "-A", extra_env=env, timeout=GIT_TIMEOUT_S)
+        return sealed_git(top, "write-tree", extra_env=env).stdout.strip()
 
 
 def changed_files(tree: Path, base: str, *, exempt: Sequence[str] = ()) -> list[FileChange]:
@@ -222,10 +217,8 @@ def changed_files(tree: Path, base: str, *, exempt: Sequence[str] = ()) -> list[
     """
     top = _toplevel(tree)
     current = snapshot(top)
-    raw = proc.run(
-        ["git", "diff-tree", "-r", "-z", "--no-renames", "--raw", base, current],
-        cwd=top,
-        timeout=GIT_TIMEOUT_S,
+    raw = sealed_git(
+        top, "diff-tree", "-r", "-z", "--no-renames", "--raw", base, current, timeout=GIT_TIMEOUT_S
     ).stdout
     fields = raw.split("\0")
     changes: list[FileChange] = []
@@ -286,26 +279,31 @@ def revert(tree: Path, base: str, violations: Iterable[Violation]) -> None:
     if added:
         _git(top, "--literal-pathspecs", "rm", "-q", "--cached", "--ignore-unmatch", "--", *added)
     if restored:
-        # --worktree only: the files come back from `base` without staging anything.
-        result = proc.run(
-            [
-                "git",
-                "--literal-pathspecs",
-                "restore",
-                f"--source={base}",
-                "--worktree",
-                "--",
-                *restored,
-            ],
-            cwd=top,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-        if not result.ok:
-            raise ConsortError(
-                f"could not restore {', '.join(restored)} in {top} from {base}: "
-                f"{result.stderr.strip()}"
-            )
+        _write_from_tree(top, base, restored)
+
+
+def _write_from_tree(top: Path, base: str, paths: list[str]) -> None:
+    """Put each path back with its bytes in `base`, straight from git's objects: no checkout,
+    so no smudge filter runs and no index flag (`skip-worktree`) gets in the way; nothing is
+    staged."""
+    entries = tree_entries(top, base)
+    missing = [path for path in paths if path not in entries]
+    if missing:
+        raise ConsortError(f"could not restore {', '.join(missing)} in {top}: not in {base}")
+    blobs = read_blobs(top, (entries[path].sha for path in paths))
+    for path in paths:
+        entry = entries[path]
+        target = top / path
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.is_dir():
+            shutil.rmtree(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if entry.is_link:
+            target.symlink_to(blobs[entry.sha].decode())
+        else:
+            target.write_bytes(blobs[entry.sha])
+            target.chmod(0o755 if entry.mode == "100755" else 0o644)
 
 
 def _remove(top: Path, relative: str) -> None:
@@ -325,7 +323,7 @@ def _toplevel(tree: Path) -> Path:
 
 
 def _git(cwd: Path, *args: str) -> str:
-    return proc.run(["git", *args], cwd=cwd, timeout=GIT_TIMEOUT_S).stdout.strip()
+    return sealed_git(cwd, *args, timeout=GIT_TIMEOUT_S).stdout.strip()
 
 
 def relative_posix(path: Path, top: Path) -> str | None:

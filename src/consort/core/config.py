@@ -36,6 +36,17 @@ class SandboxMode(StrEnum):
 
 class TestSection(_Section):
     command: list[str] = Field(default_factory=lambda: ["python", "-m", "pytest"], min_length=1)
+    # Seconds the test process may run before it is stopped (and the run fails).
+    timeout: float = Field(default=900.0, gt=0)
+    # Folders that are not in git but the suite needs (a virtual environment, node_modules),
+    # relative to the project root: linked into every run's export.
+    dependencies: list[str] = Field(default_factory=list)
+
+
+class SealSection(_Section):
+    # Capabilities production code may use although they can reach into the test machinery
+    # (see consort.adapters.smells.tamper): "process", or "process:src/worker.py" for one file.
+    allow: list[str] = Field(default_factory=list)
 
 
 class MigrateSection(_Section):
@@ -97,6 +108,7 @@ class Config(BaseModel):
     build: BuildSection = Field(default_factory=BuildSection)
     turns: TurnsSection = Field(default_factory=TurnsSection)
     deploy: DeploySection = Field(default_factory=DeploySection)
+    seal: SealSection = Field(default_factory=SealSection)
     # Agent settings are owned by the agents package; kept loose here so that adapters can add
     # their own keys without this module knowing them.
     agents: dict[str, object] = Field(default_factory=dict)

@@ -24,11 +24,12 @@ from consort.adapters.db.branching import Ephemeral
 from consort.adapters.db.cluster import free_port
 from consort.adapters.paired import PairedBranches
 from consort.adapters.tdd.rules import green_problems
-from consort.adapters.tdd.runner import migrate, run_suite, test_env
-from consort.adapters.vcs import Git
+from consort.adapters.tdd.runner import migrate, run_suite, schema_check, test_env
+from consort.adapters.tdd.seal import merge_violations
+from consort.adapters.vcs import Git, tree_entries
 from consort.core.artifacts.registry import ArtifactKind, load_artifact
 from consort.core.derive import artifact_path
-from consort.core.errors import ConsortError, UsageError
+from consort.core.errors import ConsortError, ExitCode, UsageError
 from consort.core.ledger import Actor, Ledger
 from consort.core.ledger.events import DeployFailed, DeployVerified, FeaturePromoted, SmokeProbe
 from consort.core.machine import Action
@@ -36,6 +37,8 @@ from consort.core.project import Project
 from consort.core.state import BuildState, FeatureState, State
 from consort.core.vocabulary import ActionKind
 from consort.lanes.build.branches import FEATURE_CHECKOUT, ensure_worktree
+from consort.lanes.build.refs import require_recorded
+from consort.lanes.evidence import commit_evidence
 
 Progress = Callable[[str], None]
 POLL_S = 0.2
@@ -88,6 +91,7 @@ def deploy(
     project: Project, ledger: Ledger, feature: FeatureState, build: BuildState, progress: Progress
 ) -> None:
     paired = PairedBranches(project)
+    require_recorded(Git(project.root), build.feature_branch, ledger.read())
     checkout = ensure_worktree(
         project,
         project.layout.worktree(feature.id, FEATURE_CHECKOUT),
@@ -100,8 +104,12 @@ def deploy(
     smoke: list[SmokeResult] = []
     paths = smoke_paths(project, feature)
 
-    def start_and_probe(child: Ephemeral) -> None:
-        smoke.extend(run_app_and_probe(project, checkout, child.url, paths))
+    design = artifact_path(project.state_dir, feature.id, ArtifactKind.DB_DESIGN)
+    check_schema, gaps = schema_check(project, paired.dbs, design, None)
+
+    def start_and_probe(child: Ephemeral, tree: Path) -> None:
+        check_schema(child, tree)
+        smoke.extend(run_app_and_probe(project, tree, child.url, paths))
 
     evidence, report = run_suite(
         project,
@@ -112,7 +120,7 @@ def deploy(
         label=f"deploy-{feature.id.split('-')[0]}",
         then=start_and_probe,
     )
-    problems = list(evidence.problems)
+    problems = [str(g) for g in gaps] + list(evidence.problems)
     if report is not None:
         problems += green_problems(report, evidence.exit_code or 0, (), 0)
     if not smoke and not problems:
@@ -151,7 +159,7 @@ def run_app_and_probe(
         return []
     port = free_port()
     argv = [part.replace("{port}", str(port)) for part in template]
-    log = checkout.parent / f"app-{port}.log"
+    log = checkout.parent / f"{checkout.name}-app-{port}.log"
     # The one long-lived child outside the agents' runner: it must outlive a request loop and
     # be stopped as a process group (uvicorn may fork workers).
     with log.open("wb") as output:
@@ -224,6 +232,7 @@ def promote(
             f"{base} has uncommitted changes: promoting would merge into them",
             fix="commit or stash them, then `consort drive`",
         )
+    require_recorded(git, build.feature_branch, ledger.read())
     checkout = ensure_worktree(
         project,
         project.layout.worktree(feature.id, FEATURE_CHECKOUT),
@@ -232,9 +241,11 @@ def promote(
     Git(checkout).run("reset", "-q", "--hard", build.feature_branch)
     parent = paired.database_of(base)
     # 1. the migrations must succeed on a fresh child of the parent before they touch it
+    feature_head = Git(checkout).out("rev-parse", "HEAD")
     with paired.dbs.ephemeral(parent) as child:
-        migrate(project, checkout, child.url, f"a throwaway copy of {base}")
+        migrate(project, checkout, feature_head, child.url, f"a throwaway copy of {base}")
     # 2. merge, 3. migrate the parent itself
+    before_merge = git.out("rev-parse", "HEAD")
     git.as_consort(
         "merge",
         "-q",
@@ -244,7 +255,20 @@ def promote(
         build.feature_branch,
     )
     commit = git.out("rev-parse", "HEAD")
-    migrate(project, project.root, paired.url(base), base)
+    sealed = merge_violations(
+        project.config,
+        tree_entries(project.root, feature_head),
+        tree_entries(project.root, before_merge),
+        tree_entries(project.root, commit),
+    )
+    if sealed:
+        git.run("reset", "-q", "--hard", before_merge)
+        raise ConsortError(
+            f"promoting {feature.id} into {base} does not hold: "
+            + "; ".join(str(v) for v in sealed[:5]),
+            code=ExitCode.INTEGRITY,
+        )
+    migrate(project, project.root, commit, paired.url(base), base)
     # 4. the suite against a fresh child of the promoted parent
     evidence, report = run_suite(
         project,
@@ -268,8 +292,10 @@ def promote(
         Actor.ORCHESTRATOR,
         feature.id,
     )
+    evidence_commit = commit_evidence(project, f"Evidence of {feature.id}: ledger, artifacts, runs")
     progress(
         f"  promoted {feature.id} into {base} ({commit[:10]}); removed {len(deleted)} branches"
+        + (f"; evidence committed ({evidence_commit[:10]})" if evidence_commit else "")
     )
 
 

@@ -8,9 +8,12 @@ A turn is run in this order, and nowhere else:
    put inputs (a schema, a diff) into the folder.
 2. `run_turn`: task.json is written and `turn.started` appended; the trees the agent can reach
    are snapshotted after Consort's own last write, so that every change from there on is the
-   agent's doing; the agent process is launched (`_launch`, the only place one is); then its
-   changes are checked (`_revert_breaches`, the only place they are): every change outside the
-   turn's scope is reverted and becomes a violation. Only after that — the main checkout is back
+   agent's doing, and so is git's machinery (`adapters.gitguard`); the agent process is launched
+   (`_launch`, the only place one is), with a scratch child of the turn's branch database as its
+   DATABASE_URL; then git's machinery is put back (a planted hook or filter must be gone before
+   Consort's next git call), and the turn's changes are checked (`_revert_breaches`, the only
+   place they are): every change outside the turn's scope, and every change to Consort's own
+   files, is reverted and becomes a violation. Only after that — the main checkout is back
    as it was — does Consort write again: result.json, one `violation.recorded` per violation,
    and the turn's end in the ledger.
 
@@ -31,10 +34,14 @@ from typing import Any
 from consort.adapters.agents.base import Adapter, TurnOutcome, build_agent_env
 from consort.adapters.agents.config import agent_settings, make_adapter, sandbox_use
 from consort.adapters.agents.task import AgentReport, Task, TurnDir, TurnResult
+from consort.adapters.gitguard import fingerprint
+from consort.adapters.gitguard import restore as restore_machinery
 from consort.adapters.scope import FileChange, Violation, WriteScope, enforce_scope, snapshot
+from consort.adapters.tdd.seal import CONSORT_FILES
 from consort.core.ledger import Actor, Ledger
 from consort.core.ledger.events import TurnFailed, TurnFinished, TurnStarted, ViolationRecorded
 from consort.core.project import Project
+from consort.core.seal import SealViolation
 from consort.core.vocabulary import Role, SandboxUse, Step
 
 STDERR_TAIL = 2000
@@ -86,6 +93,9 @@ class TurnRequest:
     writable: tuple[str, ...]  # globs relative to `workdir`
     protected: tuple[str, ...]
     database_url: str | None = None  # the turn's own branch database, never a parent's
+    # The branch database whose scratch child (its own role, dropped after the turn) the agent
+    # gets as DATABASE_URL instead: the agent never holds the branch database itself.
+    scratch_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,7 @@ class TurnRun:
     outcome: TurnOutcome
     violations: tuple[Violation, ...]
     problems: tuple[str, ...] = field(default=())
+    sealed: tuple[SealViolation, ...] = field(default=())  # git's machinery or refs it changed
 
     @property
     def name(self) -> str:
@@ -140,11 +151,15 @@ def run_turn(
     )
     ledger.record(started, Actor.ORCHESTRATOR, request.subject)
     guards = _guards(project, turn.dir, request)
-    outcome = _launch(turn, task, request)
+    machinery = fingerprint(project.root)
+    outcome = _launch(project, turn, task, request)
+    sealed = restore_machinery(project.root, machinery)
     violations, changed = _revert_breaches(guards)
     # From here on Consort writes again: every tree the agent could reach is as allowed.
     _record(ledger, turn.dir, outcome, violations, changed, subject=request.subject, role=task.role)
+    record_seal_violations(ledger, request.subject, sealed, turn=turn.name)
     problems = outcome_problems(outcome) + [violation_problem(v) for v in violations]
+    problems += [str(v) for v in sealed]
     if check is not None:
         problems += check()
     ended = _ended(turn.dir, task, outcome)
@@ -155,7 +170,7 @@ def run_turn(
         ledger.record(failed, Actor.ORCHESTRATOR, request.subject)
     else:
         ledger.record(TurnFinished(**ended), Actor.ORCHESTRATOR, request.subject)
-    return TurnRun(turn.dir, outcome, tuple(violations), tuple(problems))
+    return TurnRun(turn.dir, outcome, tuple(violations), tuple(problems), tuple(sealed))
 
 
 def _task(turn: TurnDir, request: TurnRequest) -> Task:
@@ -176,12 +191,19 @@ def _task(turn: TurnDir, request: TurnRequest) -> Task:
     )
 
 
-def _launch(turn: OpenTurn, task: Task, request: TurnRequest) -> TurnOutcome:
+def _launch(project: Project, turn: OpenTurn, task: Task, request: TurnRequest) -> TurnOutcome:
     """The one place an agent process is started: with only the protocol's environment (its
     task file, role, step, its own database) and the variables the project allows."""
-    env = build_agent_env(
-        turn.dir.task_path, task.role, task.step, request.database_url, allow=turn.env_allow
-    )
+    if request.scratch_of is None:
+        return _start(turn, task, request, request.database_url)
+    from consort.adapters.paired import PairedBranches
+
+    with PairedBranches(project).dbs.ephemeral(request.scratch_of) as scratch:
+        return _start(turn, task, request, scratch.url)
+
+
+def _start(turn: OpenTurn, task: Task, request: TurnRequest, url: str | None) -> TurnOutcome:
+    env = build_agent_env(turn.dir.task_path, task.role, task.step, url, allow=turn.env_allow)
     return turn.adapter.run(task, turn.dir, request.workdir, env)
 
 
@@ -200,7 +222,9 @@ def _guards(project: Project, turn: TurnDir, request: TurnRequest) -> list[_Guar
     """The turn's working tree in its scope; and the main checkout (ledger, artifacts), out of
     every turn's scope, when the agent works elsewhere. The turn's own folder is exempt: the
     agent writes its outputs there and Consort its record."""
-    scopes = [(request.workdir, request.writable, request.protected)]
+    # Consort's own files are never a turn's, whatever its protected list says.
+    protected = (*request.protected, *CONSORT_FILES)
+    scopes = [(request.workdir, request.writable, protected)]
     if request.workdir.resolve() != project.root.resolve():
         scopes.append((project.root, (), ()))
     return [
@@ -310,6 +334,28 @@ def recorded_refusals(project: Project, turn: str) -> list[str]:
     except (OSError, ValueError):
         return []
     return _notes(result.agent)
+
+
+def record_seal_violations(
+    ledger: Ledger,
+    subject: str,
+    violations: Sequence[SealViolation],
+    *,
+    turn: str | None = None,
+    run: str | None = None,
+) -> None:
+    """Each broken seal rule as a `violation.recorded` event naming the rule, file and line."""
+    for violation in violations:
+        payload = ViolationRecorded(
+            turn=turn,
+            run=run,
+            path=violation.path,
+            rule=violation.rule.value,
+            seal_rule=violation.rule.value,
+            line=violation.line,
+            detail=violation.detail,
+        )
+        ledger.record(payload, Actor.ORCHESTRATOR, subject)
 
 
 def violation_problem(violation: Violation) -> str:

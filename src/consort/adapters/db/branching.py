@@ -510,3 +510,26 @@ def _pid_in_staging_name(name: str) -> int | None:
         return int(name.rsplit("_", 2)[-2])
     except (ValueError, IndexError):
         return None
+
+
+def sessions_of(backend: Backend, database: str, *, settle_s: float = 5.0) -> int:
+    """How many sessions the server has counted on `database` (`pg_stat_database.sessions`).
+
+    A backend reports its statistics as it ends, before it leaves `pg_stat_activity`; so the
+    count is read once no backend is connected to `database` any more (or after `settle_s`),
+    and includes every client that has disconnected. Consort's own admin connections go to
+    `postgres`, never here."""
+    deadline = time.monotonic() + settle_s
+    with backend.admin() as conn:
+        while True:
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            busy = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (database,)
+            ).fetchone()
+            if not busy or not busy[0] or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        row = conn.execute(
+            "SELECT sessions FROM pg_stat_database WHERE datname = %s", (database,)
+        ).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0

@@ -78,6 +78,12 @@ def parse_report(path: Path) -> JUnitReport:
         data = path.read_bytes()
     except FileNotFoundError as exc:
         raise ReportMissing(f"the test run wrote no report ({path.name})") from exc
+    return parse_report_bytes(data)
+
+
+def parse_report_bytes(data: bytes) -> JUnitReport:
+    if not data.strip():
+        raise ReportMissing("the test run wrote no report")
     try:
         root = ET.fromstring(data)  # noqa: S314 -- written by the test process Consort ran
     except ET.ParseError as exc:

@@ -1,30 +1,41 @@
 """Consort's own test run: migrate and test a commit on a throwaway child of a branch database.
 
-The child is created just before and dropped just after, however the run ends. pytest writes its
-JUnit XML report into `.consort/runs/<run>/`, outside the working tree, where only Consort looks.
-The test process gets a minimal environment: the child's DATABASE_URL and nothing of Consort's.
+The child is created just before and dropped just after, however the run ends. The run is sealed:
+it executes an export of the commit made from git objects (`export`), after the seal rules held
+(`seal`), with the pytest configuration Consort chose (`testconfig`), Consort's canaries
+(`canary`), in a session of its own whose every process ends with it, writing its JUnit report
+into a pipe that only Consort reads (kept in `.consort/runs/<run>/`). Afterwards the server's
+statistics must show that the suite connected to the child it was given. The test process gets a
+minimal environment: the child's DATABASE_URL and nothing of Consort's; no PYTEST_* variable.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from consort.adapters import proc
-from consort.adapters.db.branching import BranchDatabases, Ephemeral
-from consort.adapters.tdd.junit import JUnitReport, ReportMissing, parse_report
+from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_of
+from consort.adapters.tdd.canary import check_canaries, fresh_canaries
+from consort.adapters.tdd.export import exported
+from consort.adapters.tdd.junit import JUnitReport, Outcome, ReportMissing, parse_report_bytes
+from consort.adapters.tdd.seal import candidate_violations
+from consort.adapters.tdd.testconfig import runner_arguments
+from consort.adapters.vcs import tree_entries
 from consort.core.errors import ConsortError
-from consort.core.fsutil import atomic_write_text, file_lock
+from consort.core.fsutil import atomic_write_bytes, atomic_write_text, file_lock
 from consort.core.ledger.events import RunRecord
 from consort.core.project import Project
+from consort.core.seal import SealRule, SealViolation
 
 REPORT_FILE = "junit.xml"
-TEST_TIMEOUT_S = 900.0
 MIGRATE_TIMEOUT_S = 300.0
+OUTPUT_GRACE_S = 2.0  # how long output held open by a leftover process may delay a run
 OUTPUT_TAIL = 4000
 PASS_THROUGH = ("PATH", "HOME", "LANG", "TERM", "TMPDIR", "VIRTUAL_ENV")
 
@@ -49,6 +60,9 @@ class RunEvidence:
     output_tail: str = ""
     problems: tuple[str, ...] = field(default=())
     migrate_seconds: float = 0.0  # the project's migrate command: not Consort's overhead
+    violations: tuple[SealViolation, ...] = field(default=())
+    canaries: dict[str, Any] | None = None  # the canaries' outcomes
+    sessions: int = -1  # sessions the suite opened on its child (-1: not measured)
 
     def as_record(self) -> RunRecord:
         """The run as the ledger records it."""
@@ -70,6 +84,10 @@ class RunEvidence:
             "test_seconds": round(self.test_seconds, 3),
             "overhead_seconds": round(self.overhead_seconds, 3),
             "migrate_seconds": round(self.migrate_seconds, 3),
+            "sealed": True,
+            "canaries": self.canaries,
+            "sessions": self.sessions,
+            "violations": [v.as_data() for v in self.violations],
         }
 
 
@@ -92,120 +110,325 @@ def test_env(database_url: str) -> dict[str, str]:
     env.setdefault("PATH", os.defpath)
     env["DATABASE_URL"] = database_url
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # keep the working tree exactly as committed
+    env["PYTHONNOUSERSITE"] = "1"  # no usercustomize or .pth from outside the tree
     return env
 
 
 def run_suite(
     project: Project,
     dbs: BranchDatabases,
-    worktree: Path,
+    repo: Path,
     parent_database: str,
     commit: str,
     *,
     label: str,
-    then: Callable[[Ephemeral], None] | None = None,
+    baseline: str | None = None,
+    tests_may_change: bool = False,
+    then: Callable[[Ephemeral, Path], None] | None = None,
 ) -> tuple[RunEvidence, JUnitReport | None]:
-    """Migrate and test `worktree` (at `commit`) on a fresh child of `parent_database`.
+    """Migrate and test `commit` (read from `repo`'s objects) on a fresh child of
+    `parent_database`, sealed.
 
-    `then`, when given, runs after the tests while the child still exists (the deploy lane
-    starts the app against it there).
+    The commit is exported into a private folder; with a `baseline` commit (RED for GREEN and
+    REFACTOR, the story head before RED), the seal rules compare the two first, and a commit
+    that breaks one is not run at all (at RED, `tests_may_change`: the navigator writes them).
+    `then`, when given, runs after the tests while the child and the export still exist (the
+    deploy lane starts the app there).
     """
     started = time.monotonic()
     run_dir = allocate_run(project, label)
-    report_path = run_dir / REPORT_FILE
-    migrate_exit: int | None = None
-    exit_code: int | None = None
-    timed_out = False
-    test_seconds = 0.0
-    migrate_seconds = 0.0
-    tail = ""
-    with dbs.ephemeral(parent_database) as child:
-        env = test_env(child.url)
-        migrate = project.config.migrate.command
-        if migrate:
-            migrate_started = time.monotonic()
-            result = _run(migrate, worktree, env, MIGRATE_TIMEOUT_S, run_dir / "migrate")
-            migrate_seconds = time.monotonic() - migrate_started
-            migrate_exit = result.returncode
-            if not result.ok:
-                tail = (result.stdout + result.stderr)[-OUTPUT_TAIL:]
-        if migrate_exit in (None, 0):
+    sealed = SealedRun(project, dbs, run_dir)
+    with exported(
+        repo,
+        commit,
+        dependencies=project.config.test.dependencies,
+        project_root=project.root,
+    ) as export:
+        violations = list(export.violations)
+        violations += candidate_violations(
+            repo,
+            project.config,
+            export.entries,
+            tree_entries(repo, baseline) if baseline else None,
+            tests_may_change=tests_may_change,
+        )
+        if not violations:
+            sealed.execute(export.root, parent_database, then)
+    return sealed.evidence(commit, parent_database, violations, started)
+
+
+class SealedRun:
+    """One run's migrate and test processes in an export, and what they showed."""
+
+    def __init__(self, project: Project, dbs: BranchDatabases, run_dir: Path):
+        self.project = project
+        self.dbs = dbs
+        self.run_dir = run_dir
+        self.canaries = fresh_canaries()
+        self.migrate_exit: int | None = None
+        self.exit_code: int | None = None
+        self.timed_out = False
+        self.test_seconds = 0.0
+        self.migrate_seconds = 0.0
+        self.tail = ""
+        self.report_bytes = b""
+        self.database = ""
+        self.sessions = -1  # sessions the suite opened on its child; -1: not measured
+        self.process_violations: list[SealViolation] = []
+
+    def execute(
+        self,
+        tree: Path,
+        parent_database: str,
+        then: Callable[[Ephemeral, Path], None] | None,
+    ) -> None:
+        config = self.project.config
+        with (
+            tempfile.TemporaryDirectory(prefix="consort-seal-") as private,
+            self.dbs.ephemeral(parent_database) as child,
+        ):
+            self.database = child.database
+            env = test_env(child.url)
+            if config.migrate.command:
+                migrate_started = time.monotonic()
+                result = _contained(config.migrate.command, tree, env, MIGRATE_TIMEOUT_S)
+                self.migrate_seconds = time.monotonic() - migrate_started
+                self._log("migrate", result)
+                self.migrate_exit = result.returncode
+                if result.returncode != 0:
+                    self.tail = result.output[-OUTPUT_TAIL:]
+                    return
+            before = sessions_of(self.dbs.backend, child.database)
+            plugins = Path(private) / "plugins"
+            self.canaries.write_plugin(plugins)
+            env["PYTHONPATH"] = str(plugins)
             argv = [
-                *project.config.test.command,
-                f"--junitxml={report_path}",
+                *config.test.command,
+                *runner_arguments(tree, Path(private) / "pytest.ini"),
+                "--junitxml={side_channel}",
                 "-o",
                 "junit_family=xunit1",
                 "-p",
                 "no:cacheprovider",
+                "-p",
+                self.canaries.module,
                 # A test module that cannot be imported must not stop the others from running.
                 "--continue-on-collection-errors",
             ]
             test_started = time.monotonic()
-            result = _run(argv, worktree, env, TEST_TIMEOUT_S, run_dir / "tests")
-            test_seconds = time.monotonic() - test_started
-            timed_out = result.returncode == -1
-            exit_code = None if timed_out else result.returncode
-            tail = (result.stdout + result.stderr)[-OUTPUT_TAIL:]
+            result = _contained(argv, tree, env, config.test.timeout, side_channel=True)
+            self.test_seconds = time.monotonic() - test_started
+            self._log("tests", result)
+            self.timed_out = result.timed_out
+            self.exit_code = result.returncode
+            self.tail = result.output[-OUTPUT_TAIL:]
+            self.report_bytes = result.side_channel
+            self.process_violations += _process_violations(result)
+            self.sessions = sessions_of(self.dbs.backend, child.database) - before
             if then is not None:
-                then(child)
-        database = child.database
-    report: JUnitReport | None = None
-    problems: list[str] = []
-    if migrate_exit not in (None, 0):
-        problems.append(f"the migrate command exited {migrate_exit}")
-    elif timed_out:
-        problems.append(f"the test process ran past {TEST_TIMEOUT_S:.0f} s and was stopped")
-    else:
-        try:
-            report = parse_report(report_path)
-        except ReportMissing as exc:
-            last = tail.strip().splitlines()[-1] if tail.strip() else "no output"
+                then(child, tree)
+
+    def _log(self, name: str, result: proc.Contained) -> None:
+        atomic_write_text(self.run_dir / f"{name}.out", result.output)
+
+    def evidence(
+        self,
+        commit: str,
+        parent_database: str,
+        violations: list[SealViolation],
+        started: float,
+    ) -> tuple[RunEvidence, JUnitReport | None]:
+        problems: list[str] = [str(v) for v in violations]
+        report: JUnitReport | None = None
+        canary_data: dict[str, Any] | None = None
+        violations = [*violations, *self.process_violations]
+        problems += [str(v) for v in self.process_violations]
+        if violations and not self.database:
+            pass  # refused before it ran
+        elif self.migrate_exit not in (None, 0):
+            problems.append(f"the migrate command exited {self.migrate_exit}")
+        elif self.timed_out:
             problems.append(
-                f"{exc.message}: the test process (exit {exit_code}) did not finish on its own: "
-                + last[:300]
+                f"the test process ran past {self.project.config.test.timeout:.0f} s and was "
+                "stopped (the test timeout in consort.toml)"
             )
-    evidence = RunEvidence(
-        run=run_dir.name,
-        commit=commit,
-        parent_database=parent_database,
-        database=database,
-        migrate_exit=migrate_exit,
-        exit_code=exit_code,
-        timed_out=timed_out,
-        report_sha256=report.sha256 if report else None,
-        counts=report.counts() if report else {},
-        passing=tuple(sorted(report.passed())) if report else (),
-        tests=tuple(sorted(report.cases)) if report else (),
-        test_seconds=test_seconds,
-        overhead_seconds=time.monotonic() - started - test_seconds - migrate_seconds,
-        migrate_seconds=migrate_seconds,
-        output_tail=tail,
-        problems=tuple(problems),
+        else:
+            report, canary_data, found = self._read_report()
+            violations += found
+            problems += [str(v) for v in found]
+            if report is None and not found:
+                last = self.tail.strip().splitlines()[-1] if self.tail.strip() else "no output"
+                problems.append(
+                    f"the test run wrote no report: the test process (exit {self.exit_code}) "
+                    "did not finish on its own: " + last[:300]
+                )
+        evidence = RunEvidence(
+            run=self.run_dir.name,
+            commit=commit,
+            parent_database=parent_database,
+            database=self.database,
+            migrate_exit=self.migrate_exit,
+            exit_code=self.exit_code,
+            timed_out=self.timed_out,
+            report_sha256=report.sha256 if report else None,
+            counts=report.counts() if report else {},
+            passing=tuple(sorted(report.passed())) if report else (),
+            tests=tuple(sorted(report.cases)) if report else (),
+            test_seconds=self.test_seconds,
+            overhead_seconds=time.monotonic() - started - self.test_seconds - self.migrate_seconds,
+            migrate_seconds=self.migrate_seconds,
+            output_tail=self.tail,
+            problems=tuple(problems),
+            violations=tuple(violations),
+            canaries=canary_data,
+            sessions=self.sessions,
+        )
+        atomic_write_text(self.run_dir / "output.txt", self.tail)
+        return evidence, report
+
+    def _read_report(
+        self,
+    ) -> tuple[JUnitReport | None, dict[str, Any] | None, list[SealViolation]]:
+        try:
+            raw = parse_report_bytes(self.report_bytes)
+        except ReportMissing as exc:
+            if self.report_bytes:
+                atomic_write_bytes(self.run_dir / REPORT_FILE, self.report_bytes)
+                return (
+                    None,
+                    None,
+                    [
+                        SealViolation(
+                            SealRule.CANARY_FORGED,
+                            "",
+                            f"{exc.message}: the report was "
+                            "written to by something other than the test runner",
+                        )
+                    ],
+                )
+            return None, None, []
+        atomic_write_bytes(self.run_dir / REPORT_FILE, self.report_bytes)
+        check = check_canaries(raw, self.canaries)
+        found = list(check.violations)
+        if not found and self.exit_code == 0:
+            found.append(
+                SealViolation(
+                    SealRule.CANARY_FORGED,
+                    "",
+                    "the test process exited 0 although Consort's failing canary failed: "
+                    "its exit status is forged",
+                )
+            )
+        report = check.report
+        # Only a run that would count as passing must show it used its database: a RED whose
+        # new test fails on an import never reaches it, and that is no cheat.
+        passing = bool(report.cases) and not _failures(report)
+        if not found and passing and self.sessions == 0 and self.project.config.migrate.command:
+            found.append(
+                SealViolation(
+                    SealRule.DATABASE_UNUSED,
+                    "",
+                    f"the suite never connected to the throwaway database {self.database} it "
+                    "was given in DATABASE_URL: it must not test against another database; "
+                    "check the test environment settings in consort.toml",
+                )
+            )
+        # The exit status, with Consort's failing canary accounted for: 1 is what a run whose
+        # only failure is that canary exits with.
+        if not found and self.exit_code == 1 and not _failures(report):
+            self.exit_code = 0
+        return report, check.as_data(), found
+
+
+def _failures(report: JUnitReport) -> bool:
+    return bool(report.collection_errors) or any(
+        c.outcome in (Outcome.FAILED, Outcome.ERROR) for c in report.cases.values()
     )
-    atomic_write_text(run_dir / "output.txt", tail)
-    return evidence, report
 
 
-def _run(
-    argv: list[str], cwd: Path, env: dict[str, str], timeout: float, log_prefix: Path
-) -> proc.Completed:
+def _process_violations(result: proc.Contained) -> list[SealViolation]:
+    found = []
+    if result.escaped:
+        found.append(
+            SealViolation(
+                SealRule.PROCESS_ESCAPED,
+                "",
+                f"{result.escaped} process(es) of the test run left its session; they were ended",
+            )
+        )
+    if result.output_held:
+        found.append(
+            SealViolation(
+                SealRule.PROCESS_ESCAPED,
+                "",
+                "a process of the test run still held its output open after it ended",
+            )
+        )
+    return found
+
+
+def _contained(
+    argv: Sequence[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    *,
+    side_channel: bool = False,
+) -> proc.Contained:
     try:
-        result = proc.run(argv, cwd=cwd, env=env, timeout=timeout, check=False)
-    except proc.CommandFailed as exc:  # timed out
-        result = exc.result
+        return proc.run_contained(
+            argv,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
+            grace=OUTPUT_GRACE_S,
+            side_channel=side_channel,
+        )
     except ConsortError as exc:  # the program does not exist
-        result = proc.Completed(tuple(argv), 127, "", exc.message)
-    atomic_write_text(log_prefix.with_suffix(".out"), result.stdout + result.stderr)
-    return result
+        return proc.Contained(tuple(argv), 127, exc.message, b"", False, 0, 0, False)
 
 
-def migrate(project: Project, cwd: Path, url: str, where: str) -> None:
-    """Run the project's migrate command against `url` (a branch's own login)."""
+def migrate(project: Project, repo: Path, commit: str, url: str, where: str) -> None:
+    """Run the project's migrate command, in an export of `commit`, against `url` (a branch's
+    own login)."""
     command = project.config.migrate.command
     if not command:
         return
-    result = proc.run(command, cwd=cwd, env=test_env(url), check=False, timeout=MIGRATE_TIMEOUT_S)
-    if not result.ok:
-        raise ConsortError(
-            f"the migrations failed on {where}: " + (result.stderr or result.stdout).strip()[-500:]
+    with exported(
+        repo, commit, dependencies=project.config.test.dependencies, project_root=project.root
+    ) as export:
+        if export.violations:
+            raise ConsortError(f"{commit[:10]} cannot be migrated: {export.violations[0]}")
+        result = _contained(command, export.root, test_env(url), MIGRATE_TIMEOUT_S)
+    if result.returncode != 0:
+        raise ConsortError(f"the migrations failed on {where}: " + result.output.strip()[-500:])
+
+
+def schema_check(
+    project: Project, dbs: BranchDatabases, design_path: Path, stories_done: set[str] | None
+) -> tuple[Callable[[Ephemeral, Path], None], list[SealViolation]]:
+    """A `then` for `run_suite` that reads the migrated child's schema and finds what the
+    approved db-design declares for `stories_done` (None: every table) but the migrations did
+    not build; the list it fills is empty when the schema holds, or when nothing is migrated."""
+    from consort.adapters.db.design_check import schema_gaps
+    from consort.adapters.db.schema_diff import read_schema
+    from consort.core.artifacts.registry import ArtifactKind, load_artifact
+
+    found: list[SealViolation] = []
+
+    def check(child: Ephemeral, _tree: Path) -> None:
+        if not project.config.migrate.command or not design_path.is_file():
+            return
+        design = load_artifact(ArtifactKind.DB_DESIGN, design_path)
+        with dbs.backend.admin(child.database) as conn:
+            schema = read_schema(conn)
+        found.extend(
+            SealViolation(
+                SealRule.SCHEMA_INCOMPLETE,
+                table,
+                f"{gap}: the migrated schema lacks what the approved db-design declares",
+            )
+            for table, gap in schema_gaps(design, schema, stories_done)
         )
+
+    return check, found

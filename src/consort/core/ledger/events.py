@@ -155,6 +155,24 @@ def payload_of(event: Event) -> EventPayload:
 # ---- records shared by several payloads ----------------------------------------------------
 
 
+class CanaryRecord(_Lenient):
+    """How Consort's two canary tests came out in a run."""
+
+    passing: str = ""
+    failing: str = ""
+    nonce_seen: bool = False
+    holds: bool = False
+
+
+class SealRecord(_Lenient):
+    """One broken seal rule (`consort.core.seal.SealViolation`)."""
+
+    rule: str = ""
+    path: str = ""
+    line: int | None = None
+    detail: str = ""
+
+
 class RunRecord(_Lenient):
     """What one test run proved (`consort.adapters.tdd.runner.RunEvidence`), as recorded."""
 
@@ -172,6 +190,11 @@ class RunRecord(_Lenient):
     test_seconds: Seconds = 0.0
     overhead_seconds: Seconds = 0.0
     migrate_seconds: Seconds = 0.0
+    # sealed verification (consort.core.seal): absent from runs recorded before it
+    sealed: bool = False
+    canaries: CanaryRecord | None = None
+    sessions: int = -1  # sessions the suite opened on its throwaway child; -1: not measured
+    violations: list[SealRecord] = []
 
 
 class SmokeProbe(_Lenient):
@@ -277,12 +300,19 @@ class ArtifactRejected(EventPayload):
 
 
 class ViolationRecorded(EventPayload):
+    """A change outside a turn's write scope (`rule` is the glob), or a broken seal rule
+    (`seal_rule`, with the file's `line` where it has one and the `run` that found it)."""
+
     event_type = EventType.VIOLATION_RECORDED
-    turn: str = ""
-    role: Role | None = None
+    turn: str | None = ""
+    role: Annotated[Role | None, WHEN_GIVEN] = None
     path: str = ""
-    change: str = ""  # added | modified | deleted
+    change: Annotated[str, WHEN_GIVEN] = ""  # added | modified | deleted
     rule: str = ""
+    seal_rule: Annotated[str | None, WHEN_GIVEN] = None
+    line: Annotated[int | None, WHEN_GIVEN] = None
+    detail: Annotated[str | None, WHEN_GIVEN] = None
+    run: Annotated[str | None, WHEN_GIVEN] = None
 
 
 # ---- gates and escalations -----------------------------------------------------------------
@@ -358,6 +388,7 @@ class BranchCreated(EventPayload):
     base: Annotated[str | None, WHEN_GIVEN] = None
     worktree: Annotated[str | None, WHEN_GIVEN] = None
     base_commit: Annotated[str | None, WHEN_GIVEN] = None
+    head: Annotated[str | None, WHEN_GIVEN] = None  # the feature branch's first commit
     run: Annotated[RunRecord | None, WHEN_GIVEN] = None
 
 

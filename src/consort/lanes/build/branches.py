@@ -7,13 +7,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from consort.adapters.tdd.rules import green_problems
-from consort.adapters.tdd.runner import migrate, run_suite
-from consort.adapters.vcs import Git
-from consort.core.errors import ConsortError
+from consort.adapters.tdd.runner import migrate, run_suite, schema_check
+from consort.adapters.tdd.seal import merge_violations
+from consort.adapters.vcs import Git, tree_entries
+from consort.core.artifacts.registry import ArtifactKind
+from consort.core.derive import artifact_path
+from consort.core.errors import ConsortError, ExitCode
 from consort.core.ledger.events import BranchCreated, StoryMerged
 from consort.core.project import Project
 from consort.core.state import StoryState
 from consort.lanes.build.context import Build
+from consort.lanes.build.refs import require_recorded
+from consort.lanes.turn import record_seal_violations
 
 FEATURE_CHECKOUT = "_feature"  # the feature branch's own checkout, beside its stories'
 
@@ -42,8 +47,9 @@ def create_feature_branch(ctx: Build) -> None:
     if base is None:
         raise ConsortError("HEAD is detached: check out the branch the feature builds on")
     database = _ensure_paired(ctx, ctx.build.feature_branch, base)
+    head = git.out("rev-parse", f"refs/heads/{ctx.build.feature_branch}")
     ctx.record(
-        BranchCreated(branch=ctx.build.feature_branch, database=database, base=base),
+        BranchCreated(branch=ctx.build.feature_branch, database=database, base=base, head=head),
         ctx.feature.id,
     )
     ctx.progress(f"  created {ctx.build.feature_branch} from {base} (database {database})")
@@ -76,7 +82,15 @@ def create_story_branch(ctx: Build, story: StoryState) -> None:
 
 def merge_story(ctx: Build, story: StoryState) -> None:
     """Merge the accepted story into the feature branch; its migrations go to the feature's
-    database only after they succeeded, with the whole suite, on a throwaway child of it."""
+    database only after they succeeded, with the whole suite, on a throwaway child of it.
+
+    Both branches must still point where Consort left them (exit 4 otherwise); the merge may
+    hold no protected file that neither side had, nor change the feature's applied migrations;
+    and the migrated schema must hold what the approved db-design declares for the stories
+    merged so far."""
+    events = ctx.ledger.read()
+    require_recorded(Git(ctx.project.root), story.branch, events)
+    require_recorded(Git(ctx.project.root), ctx.build.feature_branch, events)
     checkout = ensure_worktree(
         ctx.project,
         ctx.project.layout.worktree(ctx.feature.id, FEATURE_CHECKOUT),
@@ -84,6 +98,7 @@ def merge_story(ctx: Build, story: StoryState) -> None:
     )
     git = Git(checkout)
     git.run("reset", "-q", "--hard", "HEAD")
+    target = git.out("rev-parse", "HEAD")
     git.as_consort(
         "merge",
         "-q",
@@ -93,21 +108,45 @@ def merge_story(ctx: Build, story: StoryState) -> None:
         story.branch,
     )
     commit = git.out("rev-parse", "HEAD")
-    database = ctx.build.database or ctx.paired.names(ctx.build.feature_branch).database
-    evidence, report = run_suite(
-        ctx.project, ctx.paired.dbs, checkout, database, commit, label=f"merge-{story.id}"
+    sealed = merge_violations(
+        ctx.project.config,
+        tree_entries(checkout, story.head or story.branch),
+        tree_entries(checkout, target),
+        tree_entries(checkout, commit),
     )
-    problems = list(evidence.problems)
+    database = ctx.build.database or ctx.paired.names(ctx.build.feature_branch).database
+    done = {s.id for s in ctx.build.stories if s.merged} | {story.id}
+    design = artifact_path(ctx.project.state_dir, ctx.feature.id, ArtifactKind.DB_DESIGN)
+    check_schema, gaps = schema_check(ctx.project, ctx.paired.dbs, design, done)
+    evidence, report = run_suite(
+        ctx.project,
+        ctx.paired.dbs,
+        checkout,
+        database,
+        commit,
+        label=f"merge-{story.id}",
+        then=check_schema,
+    )
+    sealed += gaps
+    problems = [str(v) for v in sealed] + list(evidence.problems)
     if report is not None:
         problems += green_problems(report, evidence.exit_code or 0, story.passing(), 0)
     if problems:
-        git.run("reset", "-q", "--hard", "HEAD~1")
+        git.run("reset", "-q", "--hard", target)
+        record_seal_violations(
+            ctx.ledger, ctx.subject(story), [*sealed, *evidence.violations], run=evidence.run
+        )
         raise ConsortError(
             f"merging {story.key} into {ctx.build.feature_branch} does not hold: "
-            + "; ".join(problems[:5])
+            + "; ".join(problems[:5]),
+            code=ExitCode.INTEGRITY if sealed or evidence.violations else ExitCode.ERROR,
         )
     migrate(
-        ctx.project, checkout, ctx.paired.url(ctx.build.feature_branch), ctx.build.feature_branch
+        ctx.project,
+        checkout,
+        commit,
+        ctx.paired.url(ctx.build.feature_branch),
+        ctx.build.feature_branch,
     )
     ctx.record(
         StoryMerged(commit=commit, into=ctx.build.feature_branch, run=evidence.as_record()),

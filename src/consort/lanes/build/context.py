@@ -48,4 +48,9 @@ class Build:
 
     @property
     def protected(self) -> tuple[str, ...]:
-        return (*self.project.config.build.protected, STATE_GUARD)
+        """What a driver may not change: the project's list, every test configuration source
+        and Consort's own files, whatever the list says."""
+        from consort.adapters.tdd.seal import CONSORT_FILES
+        from consort.adapters.tdd.testconfig import CONFIG_FILES
+
+        return (*self.project.config.build.protected, *CONFIG_FILES, *CONSORT_FILES, STATE_GUARD)

@@ -92,7 +92,15 @@ def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None
         if commit is None:
             problems.append("no test was written: the working tree is unchanged")
         else:
-            evidence, report = run_tests(ctx, story, worktree, commit, f"red-{story.id}-{item.id}")
+            evidence, report = run_tests(
+                ctx,
+                story,
+                worktree,
+                commit,
+                f"red-{story.id}-{item.id}",
+                baseline=head,
+                tests_may_change=True,
+            )
             problems += list(evidence.problems)
             if report is not None:
                 problems += red_problems(plan, report, story.passing())
@@ -165,7 +173,7 @@ def _driver_turn(
         commit = commit_worktree(worktree, f"{stage.upper()} {item.id}: {item.title}")
         if commit is not None:
             evidence, report = run_tests(
-                ctx, story, worktree, commit, f"{stage}-{story.id}-{item.id}"
+                ctx, story, worktree, commit, f"{stage}-{story.id}-{item.id}", baseline=base
             )
             problems += list(evidence.problems)
             if report is not None:

@@ -10,14 +10,14 @@ from typing import Any
 
 from consort.adapters.tdd.junit import JUnitReport
 from consort.adapters.tdd.runner import RunEvidence, run_suite
-from consort.adapters.vcs import Git
+from consort.adapters.vcs import Git, commit_bytes
 from consort.core.errors import ConsortError
 from consort.core.fsutil import atomic_write_json
 from consort.core.ledger.events import StepFailed
 from consort.core.machine import Action
 from consort.core.state import ItemState, StoryState
 from consort.lanes.build.context import Build
-from consort.lanes.turn import recorded_refusals
+from consort.lanes.turn import record_seal_violations, recorded_refusals
 
 
 def reset_worktree(worktree: Path, commit: str) -> None:
@@ -49,18 +49,34 @@ def commit_worktree(worktree: Path, message: str) -> str | None:
     sees exactly the commit: a file hidden from git (a conftest.py behind a .gitignore entry)
     cannot change what the tests do.
     """
-    git = Git(worktree)
-    commit = git.commit_all(message) if git.out("status", "--porcelain") else None
-    git.run("clean", "-q", "-ffdx")
+    commit = commit_bytes(worktree, message, allow_empty=False)
+    Git(worktree).run("clean", "-q", "-ffdx")
     return commit
 
 
 def run_tests(
-    ctx: Build, story: StoryState, worktree: Path, commit: str, label: str
+    ctx: Build,
+    story: StoryState,
+    worktree: Path,
+    commit: str,
+    label: str,
+    *,
+    baseline: str | None = None,
+    tests_may_change: bool = False,
 ) -> tuple[RunEvidence, JUnitReport | None]:
+    """The sealed run of `commit`, checked against `baseline` first (see `run_suite`)."""
     if story.database is None:
         raise ConsortError(f"story {story.key} has no database")
-    return run_suite(ctx.project, ctx.paired.dbs, worktree, story.database, commit, label=label)
+    return run_suite(
+        ctx.project,
+        ctx.paired.dbs,
+        worktree,
+        story.database,
+        commit,
+        label=label,
+        baseline=baseline,
+        tests_may_change=tests_may_change,
+    )
 
 
 def record_failure(
@@ -89,6 +105,10 @@ def record_failure(
         **({"refused": refused} if refused else {}),  # only when the guard refused something
     )
     ctx.record(failed, ctx.subject(story, item))
+    if evidence is not None:
+        record_seal_violations(
+            ctx.ledger, ctx.subject(story, item), evidence.violations, turn=turn, run=evidence.run
+        )
     name = kind.event_type.value
     cycle_record(ctx, story, item, f"{name}-{action.attempt}", {"reasons": problems, "turn": turn})
     ctx.progress(f"  {name} ({turn}): " + "; ".join(problems)[:300])

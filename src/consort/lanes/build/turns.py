@@ -51,7 +51,9 @@ def agent_turn(
         workdir=Path(story.worktree),
         writable=tuple(writable),
         protected=tuple(protected),
-        database_url=ctx.paired.url(story.branch),  # its own branch database, never the parent's
+        # Never the branch database itself: a scratch child of it, with its own role, made for
+        # the turn and dropped after it. Only Consort migrates the branch database.
+        scratch_of=story.database,
     )
     return run_turn(ctx.project, ctx.ledger, turn, request, verdict=verdict, check=check)
 

@@ -3,7 +3,9 @@
 * At each GREEN and REFACTOR commit, the protected files (tests, test configuration) are
   byte-identical — the same blob ids — to the RED commit's.
 * Every GREEN and REFACTOR names a run whose stored JUnit report still has the recorded hash and
-  shows every test of the RED era passing.
+  shows every test of the RED era passing; a sealed run's canaries came out as they must.
+* Every merge of a story (and every promote) holds no protected file that neither side had, and
+  leaves the target's applied migrations as they were.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from pathlib import Path
 from consort.adapters.scope import glob_match
 from consort.adapters.tdd.junit import ReportMissing, parse_report
 from consort.adapters.tdd.runner import REPORT_FILE, runs_dir
-from consort.adapters.vcs import Git
-from consort.core.ledger import Event
+from consort.adapters.tdd.seal import CONSORT_FILES, merge_violations
+from consort.adapters.tdd.testconfig import CONFIG_FILES
+from consort.adapters.vcs import Git, tree_entries
+from consort.core.errors import ConsortError
+from consort.core.ledger import Event, EventType
 from consort.core.ledger.events import (
     AmendmentApproved,
     GreenVerified,
@@ -44,9 +49,12 @@ def verify_cycles(project: Project, events: Sequence[Event]) -> tuple[list[str],
     holds: list[str] = []
     fails: list[str] = []
     git = Git(project.root)
-    protected = project.config.build.protected
+    # Consort's own files and every test configuration source, whatever the list says.
+    protected = (*project.config.build.protected, *CONFIG_FILES, *CONSORT_FILES)
     red_of: dict[str, tuple[str, tuple[str, ...]]] = {}
     checked = 0
+    merges = 0
+    story_heads: dict[str, str] = {}  # F/S -> the head Consort last recorded for the story
     for event in events:
         payload = event.payload
         if isinstance(payload, RedVerified):
@@ -57,6 +65,15 @@ def verify_cycles(project: Project, events: Sequence[Event]) -> tuple[list[str],
             # An approved amendment moves the protected baseline to the amended commit.
             red_of[event.subject] = (payload.commit, red_of[event.subject][1])
             continue
+        if event.type in (EventType.STORY_MERGED, EventType.FEATURE_PROMOTED):
+            expected = (
+                story_heads.get(event.subject) if event.type is EventType.STORY_MERGED else None
+            )
+            fails += _check_merge(project, git, event, expected)
+            merges += 1
+            continue
+        if event.type in HEAD_EVENTS and event.data.get("commit"):
+            story_heads["/".join(event.subject.split("/")[:2])] = str(event.data["commit"])
         if not isinstance(payload, GreenVerified | RefactorVerified):
             continue
         red = red_of.get(event.subject)
@@ -87,7 +104,35 @@ def verify_cycles(project: Project, events: Sequence[Event]) -> tuple[list[str],
             f"cycles: {checked} GREEN/REFACTOR commits keep the RED commit's protected files "
             "and name passing runs"
         )
+    if merges:
+        holds.append(f"merges: {merges} merge commits hold only protected files of their sides")
     return holds, fails
+
+
+HEAD_EVENTS = (EventType.RED_VERIFIED, EventType.GREEN_VERIFIED, EventType.REFACTOR_VERIFIED)
+
+
+def _check_merge(project: Project, git: Git, event: Event, expected: str | None) -> list[str]:
+    commit = str(event.data.get("commit") or "")
+    try:
+        parents = git.out("rev-list", "--parents", "-n", "1", commit).split()[1:]
+    except ConsortError as exc:
+        return [f"event {event.seq}: cannot read merge commit {commit[:10]}: {exc.message}"]
+    if len(parents) != 2:
+        return [f"event {event.seq}: {commit[:10]} is not a merge commit"]
+    target, merged_side = parents
+    if expected is not None and merged_side != expected:
+        return [
+            f"event {event.seq}: merge {commit[:10]} took {merged_side[:10]}, not the story head "
+            f"Consort recorded ({expected[:10]}): the branch was moved"
+        ]
+    found = merge_violations(
+        project.config,
+        tree_entries(project.root, merged_side),
+        tree_entries(project.root, target),
+        tree_entries(project.root, commit),
+    )
+    return [f"event {event.seq}: merge {commit[:10]}: {v}" for v in found]
 
 
 def _check_run(
@@ -100,6 +145,8 @@ def _check_run(
         return [f"event {event.seq}: the report of run {run.run} is missing"]
     if report.sha256 != run.report_sha256:
         return [f"event {event.seq}: the report of run {run.run} was changed"]
+    if run.sealed and not (run.canaries is not None and run.canaries.holds):
+        return [f"event {event.seq}: the canaries of run {run.run} did not hold"]
     passed = report.passed()
     missing = [t for t in red_tests if t not in passed]
     if missing:

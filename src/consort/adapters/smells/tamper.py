@@ -1,0 +1,292 @@
+"""Tamper rules: production code may not reach into the test machinery.
+
+Unlike the smells, these refuse the attempt. Code that imports the runner, rewires the import
+system, patches builtins, registers exit handlers, walks the garbage collector or the stack for
+the runner's objects, reads the runner's environment, leaves the process tree or runs code it
+builds at run time can change what a test run reports without changing what the code does. Each
+finding names its rule, file and line; only new occurrences (not in the baseline's version of the
+file) count. A project that needs one of these capabilities lists it in `consort.toml`
+(`[seal] allow = ["process"]`, or `"process:src/worker.py"` for one file), which only a person
+changes.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from consort.adapters.scope import glob_match
+from consort.adapters.smells.syntax import (
+    Occurrence,
+    import_aliases,
+    line_text,
+    new_occurrences,
+    parse,
+    qualified_name,
+)
+from consort.core.seal import SealRule, SealViolation
+
+
+class Capability(StrEnum):
+    RUNNER = "runner"  # importing pytest, _pytest, pluggy or the project's tests
+    IMPORT_SYSTEM = "import-system"  # sys.meta_path, sys.path_hooks, sys.modules, loaders
+    BUILTINS = "builtins"
+    ATEXIT = "atexit"
+    INTROSPECTION = "introspection"  # gc walking, frames, tracing, audit hooks
+    RUNNER_ENVIRONMENT = "runner-environment"  # PYTEST_*, "pytest" in sys.modules, argv, /proc
+    PROCESS = "process"  # fork, setsid, daemons, exec, new sessions
+    DYNAMIC_CODE = "dynamic-code"  # exec, eval, compile, __import__, computed attribute names
+    NATIVE = "native"  # ctypes, cffi
+
+
+RUNNER_MODULES = ("pytest", "_pytest", "pluggy", "py.test", "xdist", "conftest")
+MODULE_CAPABILITIES = {
+    "atexit": Capability.ATEXIT,
+    "builtins": Capability.BUILTINS,
+    "__builtin__": Capability.BUILTINS,
+    "gc": Capability.INTROSPECTION,
+    "inspect": Capability.INTROSPECTION,
+    "ctypes": Capability.NATIVE,
+    "cffi": Capability.NATIVE,
+    "_ctypes": Capability.NATIVE,
+    "importlib.abc": Capability.IMPORT_SYSTEM,
+    "importlib.machinery": Capability.IMPORT_SYSTEM,
+    "importlib.util": Capability.IMPORT_SYSTEM,
+    "zipimport": Capability.IMPORT_SYSTEM,
+    "pkgutil": Capability.IMPORT_SYSTEM,
+    "runpy": Capability.DYNAMIC_CODE,
+    "daemon": Capability.PROCESS,
+    "psutil": Capability.RUNNER_ENVIRONMENT,
+    "multiprocessing": Capability.PROCESS,
+    "pty": Capability.PROCESS,
+}
+ATTRIBUTE_CAPABILITIES = {
+    "sys.meta_path": Capability.IMPORT_SYSTEM,
+    "sys.path_hooks": Capability.IMPORT_SYSTEM,
+    "sys.path_importer_cache": Capability.IMPORT_SYSTEM,
+    "sys.modules": Capability.IMPORT_SYSTEM,
+    "sys.settrace": Capability.INTROSPECTION,
+    "sys.setprofile": Capability.INTROSPECTION,
+    "sys.addaudithook": Capability.INTROSPECTION,
+    "sys._getframe": Capability.INTROSPECTION,
+    "sys._current_frames": Capability.INTROSPECTION,
+    "sys.excepthook": Capability.INTROSPECTION,
+    "sys.displayhook": Capability.INTROSPECTION,
+    "sys.argv": Capability.RUNNER_ENVIRONMENT,
+    "sys.orig_argv": Capability.RUNNER_ENVIRONMENT,
+    "threading.settrace": Capability.INTROSPECTION,
+    "threading.setprofile": Capability.INTROSPECTION,
+    "os.fork": Capability.PROCESS,
+    "os.forkpty": Capability.PROCESS,
+    "os.setsid": Capability.PROCESS,
+    "os.setpgrp": Capability.PROCESS,
+    "os.setpgid": Capability.PROCESS,
+    "os.daemon": Capability.PROCESS,
+    "os.register_at_fork": Capability.PROCESS,
+    "os.posix_spawn": Capability.PROCESS,
+    "os.posix_spawnp": Capability.PROCESS,
+    "os.kill": Capability.PROCESS,
+    "os.killpg": Capability.PROCESS,
+    "os.dup2": Capability.PROCESS,
+    "os.write": Capability.PROCESS,
+    "os.truncate": Capability.PROCESS,
+    "signal.signal": Capability.PROCESS,
+    "importlib.import_module": Capability.DYNAMIC_CODE,
+    "importlib.reload": Capability.IMPORT_SYSTEM,
+    "importlib.invalidate_caches": Capability.IMPORT_SYSTEM,
+}
+PREFIX_CAPABILITIES = {
+    "os.exec": Capability.PROCESS,
+    "os.spawn": Capability.PROCESS,
+}
+BUILTIN_CALLS = {
+    "exec": Capability.DYNAMIC_CODE,
+    "eval": Capability.DYNAMIC_CODE,
+    "compile": Capability.DYNAMIC_CODE,
+    "__import__": Capability.DYNAMIC_CODE,
+    "globals": Capability.DYNAMIC_CODE,
+    "vars": Capability.DYNAMIC_CODE,
+    "breakpoint": Capability.INTROSPECTION,
+}
+# Modules whose attributes, reached by a computed name, would get round the rules above.
+GUARDED_MODULES = frozenset({"sys", "os", "builtins", "gc", "importlib", "atexit", "signal"})
+DUNDER_ESCAPES = frozenset(
+    {
+        "__builtins__",
+        "__subclasses__",
+        "__globals__",
+        "__code__",
+        "__closure__",
+        "__loader__",
+        "__spec__",
+        "f_back",
+        "f_globals",
+        "f_locals",
+        "tb_frame",
+        "gi_frame",
+        "cr_frame",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    capability: Capability
+    line: int
+    what: str
+
+
+def findings(text: str) -> list[Finding]:
+    """Every tamper finding in a production module's source; [] when it does not parse (the
+    test run reports a syntax error better)."""
+    tree = parse(text)
+    if tree is None:
+        return []
+    aliases = import_aliases(tree)
+    found: list[Finding] = []
+    for node in ast.walk(tree):
+        found += _node_findings(node, aliases)
+    return sorted(set(found), key=lambda f: (f.line, f.capability.value, f.what))
+
+
+def _node_findings(node: ast.AST, aliases: dict[str, str]) -> list[Finding]:  # noqa: PLR0911
+    line = getattr(node, "lineno", 0)
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return _import_findings(node)
+    if isinstance(node, ast.Attribute):
+        if node.attr in DUNDER_ESCAPES:
+            return [Finding(Capability.DYNAMIC_CODE, line, f"`.{node.attr}`")]
+        name = qualified_name(node, aliases)
+        return _name_findings(name, line) if name else []
+    if isinstance(node, ast.Name):
+        name = aliases.get(node.id, node.id)
+        if node.id == "__builtins__":
+            return [Finding(Capability.BUILTINS, line, "`__builtins__`")]
+        if node.id in aliases:
+            return _name_findings(name, line)
+        return []
+    if isinstance(node, ast.Call):
+        return _call_findings(node, aliases)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return _string_findings(node.value, line)
+    return []
+
+
+def _import_findings(node: ast.Import | ast.ImportFrom) -> list[Finding]:
+    modules = (
+        [node.module or ""]
+        if isinstance(node, ast.ImportFrom) and node.module
+        else [alias.name for alias in node.names]
+    )
+    if isinstance(node, ast.ImportFrom) and node.module:
+        modules += [f"{node.module}.{alias.name}" for alias in node.names]
+    found = []
+    for module in modules:
+        parts = module.split(".")
+        if (
+            parts[0] in RUNNER_MODULES
+            or parts[0] == "tests"
+            or parts[-1] == "conftest"
+            or (parts[-1].startswith("test_"))
+        ):
+            found.append(Finding(Capability.RUNNER, node.lineno, f"imports `{module}`"))
+        for prefix, capability in MODULE_CAPABILITIES.items():
+            if module == prefix or module.startswith(prefix + "."):
+                found.append(Finding(capability, node.lineno, f"imports `{module}`"))
+    return found
+
+
+def _name_findings(name: str, line: int) -> list[Finding]:
+    found = []
+    capability = ATTRIBUTE_CAPABILITIES.get(name)
+    if capability is not None:
+        found.append(Finding(capability, line, f"uses `{name}`"))
+    for prefix, capability in PREFIX_CAPABILITIES.items():
+        if name.startswith(prefix):
+            found.append(Finding(capability, line, f"uses `{name}`"))
+    top = name.split(".", 1)[0]
+    if top in MODULE_CAPABILITIES and name != top:
+        found.append(Finding(MODULE_CAPABILITIES[top], line, f"uses `{name}`"))
+    return found
+
+
+def _call_findings(node: ast.Call, aliases: dict[str, str]) -> list[Finding]:
+    line = node.lineno
+    found = []
+    if isinstance(node.func, ast.Name) and node.func.id not in aliases:
+        capability = BUILTIN_CALLS.get(node.func.id)
+        if capability is not None:
+            found.append(Finding(capability, line, f"calls `{node.func.id}()`"))
+        if node.func.id in ("getattr", "setattr", "delattr") and len(node.args) >= 2:
+            target = qualified_name(node.args[0], aliases) or ""
+            literal = isinstance(node.args[1], ast.Constant)
+            if target.split(".", 1)[0] in GUARDED_MODULES and not literal:
+                found.append(
+                    Finding(
+                        Capability.DYNAMIC_CODE,
+                        line,
+                        f"`{node.func.id}` on `{target}` with a computed name",
+                    )
+                )
+            elif literal and isinstance(node.args[1].value, str):  # type: ignore[attr-defined]
+                found += _name_findings(f"{target}.{node.args[1].value}", line)  # type: ignore[attr-defined]
+    for keyword in node.keywords:
+        if keyword.arg in ("start_new_session", "preexec_fn", "process_group") and not (
+            isinstance(keyword.value, ast.Constant) and keyword.value.value in (False, None)
+        ):
+            found.append(
+                Finding(Capability.PROCESS, line, f"starts a process with `{keyword.arg}`")
+            )
+    return found
+
+
+def _string_findings(value: str, line: int) -> list[Finding]:
+    lowered = value.lower()
+    if "pytest" in lowered:
+        return [Finding(Capability.RUNNER_ENVIRONMENT, line, f"names the runner ({value[:40]!r})")]
+    if value.startswith("/proc/") or value == "/proc" or value.startswith("/dev/fd"):
+        return [Finding(Capability.RUNNER_ENVIRONMENT, line, f"reads `{value[:40]}`")]
+    if "junit" in lowered or lowered.endswith(".pth") or "sitecustomize" in lowered:
+        return [Finding(Capability.RUNNER_ENVIRONMENT, line, f"names `{value[:40]}`")]
+    return []
+
+
+# ---- applying the rules to a change ----------------------------------------------------------
+
+
+def allowed(capability: Capability, path: str, allow: Sequence[str]) -> bool:
+    for entry in allow:
+        name, _, glob = entry.partition(":")
+        if name == capability.value and (not glob or glob_match(glob, path)):
+            return True
+    return False
+
+
+def tamper_violations(
+    path: str, text: str, base_text: str | None, allow: Sequence[str]
+) -> list[SealViolation]:
+    """The new findings in `path` (against its baseline version), as violations."""
+    lines = text.splitlines()
+    base_lines = (base_text or "").splitlines()
+    head = _occurrences(findings(text), lines)
+    base = _occurrences(findings(base_text), base_lines) if base_text else []
+    new = {(o.line, o.key) for o in new_occurrences(head, base)}
+    return [
+        SealViolation(
+            SealRule.TAMPERING,
+            path,
+            f"production code {finding.what}: it can reach into the test machinery "
+            f"({finding.capability.value}); a person can allow it in consort.toml "
+            f'(seal.allow = ["{finding.capability.value}:{path}"])',
+            line=finding.line,
+        )
+        for finding in findings(text)
+        if (finding.line, (finding.capability, finding.what)) in new
+        and not allowed(finding.capability, path, allow)
+    ]
+
+
+def _occurrences(found: Iterable[Finding], lines: list[str]) -> list[Occurrence]:
+    return [Occurrence(f.line, (f.capability, f.what), line_text(lines, f.line)) for f in found]

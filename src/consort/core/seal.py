@@ -1,0 +1,55 @@
+"""The rules that seal a verification, and one broken rule as a typed record.
+
+A sealed verification proves the commit's own behaviour and nothing else. Each rule closes a
+class of ways to make a run look green; a `SealViolation` names the rule, the file and (where it
+has one) the line, so the agent's feedback and the ledger say exactly what was refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class SealRule(StrEnum):
+    # the test process is configured by Consort, not by the tree under test
+    TEST_CONFIG_CHANGED = "test-config-changed"  # a runner config source differs from RED
+    SHADOWING_MODULE = "shadowing-module"  # pytest.py, sitecustomize.py, *.pth, uvicorn.py...
+    # production code does not reach into the test machinery
+    TAMPERING = "tampering"
+    # the report is the run's own
+    CANARY_FORGED = "canary-forged"
+    # Consort's files, git's machinery and history are Consort's
+    CONSORT_FILE = "consort-file"
+    GIT_MACHINERY = "git-machinery"
+    REF_MOVED = "ref-moved"
+    MERGE_CHANGED_PROTECTED = "merge-changed-protected"
+    # links and paths
+    SYMLINK_ESCAPES = "symlink-escapes"
+    # the database
+    MIGRATION_CHANGED = "migration-changed"
+    SCHEMA_INCOMPLETE = "schema-incomplete"
+    DATABASE_UNUSED = "database-unused"
+    # processes
+    PROCESS_ESCAPED = "process-escaped"
+
+
+@dataclass(frozen=True)
+class SealViolation:
+    rule: SealRule
+    path: str  # the file it concerns, "" when none
+    detail: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where + ': ' if where else ''}{self.detail} (rule {self.rule.value})"
+
+    def as_data(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule.value,
+            "path": self.path,
+            "line": self.line,
+            "detail": self.detail,
+        }

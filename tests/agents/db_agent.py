@@ -1,0 +1,89 @@
+"""Navigator and driver for the database cheats of the adversarial catalog.
+
+usage: db_agent.py MODE
+
+The project (see tests/adversarial/test_database_cheats.py) keeps its migrations as SQL files in
+migrations/versions/, applied by its migrate.py. The navigator writes a test that items are
+stored and counted; the honest driver adds a migration for the items table (with a CHECK) and
+the code. Each other MODE cheats one way; what it plants says CHEAT.
+"""
+
+import json
+import os
+import pathlib
+import sys
+
+import psycopg
+
+mode = sys.argv[1]
+task = json.loads(pathlib.Path(os.environ["CONSORT_TASK"]).read_text())
+step = task["step"]
+
+TEST = (
+    "from app.store import add_item, count\n\n\n"
+    "def test_items_are_stored_and_counted():\n"
+    "    add_item('bolt', 3)\n"
+    "    assert count() == 1\n"
+)
+STORE = (
+    "import os\n\nimport psycopg\n\n\n"
+    "def add_item(name, qty):\n"
+    "    with psycopg.connect(os.environ['DATABASE_URL']) as conn:\n"
+    "        conn.execute('INSERT INTO items (name, qty) VALUES (%s, %s)', (name, qty))\n\n\n"
+    "def count():\n"
+    "    with psycopg.connect(os.environ['DATABASE_URL']) as conn:\n"
+    "        return conn.execute('SELECT count(*) FROM items').fetchone()[0]\n"
+)
+ITEMS = "CREATE TABLE items (id serial PRIMARY KEY, name text NOT NULL, qty int CHECK (qty > 0));\n"
+
+
+def write(path, text):
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+if step == "red":
+    write("tests/test_t1.py", TEST)
+    plan = {
+        "test_files": ["tests/test_t1.py"],
+        "test_ids": ["tests/test_t1.py::test_items_are_stored_and_counted"],
+        "expected_failure": {"kind": "error", "message_pattern": "ImportError|ModuleNotFoundError"},
+    }
+    pathlib.Path(task["outputs"]["cycle-plan"]).write_text(json.dumps(plan))
+elif step in ("green", "repair"):
+    if mode == "noop":
+        sys.exit(0)
+    write("app/__init__.py", "")
+    write("app/store.py", STORE)
+    if mode == "honest":
+        write("migrations/versions/0001_items.sql", ITEMS)
+    elif mode == "edits-applied-migration":
+        write("migrations/versions/0001_items.sql", ITEMS)
+        base = pathlib.Path("migrations/versions/0000_notes.sql")
+        base.write_text(base.read_text().replace(" CHECK (length(body) > 0)", "") + "-- CHEAT\n")
+    elif mode == "deletes-applied-migration":
+        write(
+            "migrations/versions/0001_items.sql",
+            ITEMS.replace("CHECK (qty > 0)", "") + "-- CHEAT\n",
+        )
+        pathlib.Path("migrations/versions/0000_notes.sql").unlink()
+    elif mode == "table-by-hand":
+        # The table made directly in the database the turn was given, and no migration.
+        with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+            conn.execute(ITEMS.replace("items", "items") + "COMMENT ON TABLE items IS 'CHEAT';")
+    elif mode == "ignores-database":
+        write(
+            "app/store.py",
+            "ITEMS = []  # CHEAT: no database\n\n\n"
+            "def add_item(name, qty):\n    ITEMS.append((name, qty))\n\n\n"
+            "def count():\n    return len(ITEMS)\n",
+        )
+    elif mode == "edits-migrate-script":
+        write("migrations/versions/0001_items.sql", ITEMS)
+        script = pathlib.Path("migrate.py")
+        script.write_text(script.read_text() + "# CHEAT\n")
+    else:
+        sys.exit(f"unknown mode {mode}")
+elif step == "review":
+    pathlib.Path(task["outputs"]["review"]).write_text('{"verdict": "approve", "reasons": []}')

@@ -1,0 +1,179 @@
+"""The seal's pure rules: tamper findings, canary checks, shadowing, links, frozen config."""
+
+from __future__ import annotations
+
+import pytest
+
+from consort.adapters.smells.tamper import Capability, findings, tamper_violations
+from consort.adapters.tdd.canary import Canaries, check_canaries
+from consort.adapters.tdd.export import link_problem
+from consort.adapters.tdd.junit import CaseResult, JUnitReport, Outcome
+from consort.adapters.tdd.testconfig import _pytest_sections, module_of_command, shadowing
+from consort.adapters.vcs import TreeEntry
+from consort.core.seal import SealRule
+
+
+def caps(source: str) -> set[Capability]:
+    return {f.capability for f in findings(source)}
+
+
+@pytest.mark.parametrize(
+    ("source", "capability"),
+    [
+        ("import _pytest.reports\n", Capability.RUNNER),
+        ("from tests import helpers\n", Capability.RUNNER),
+        ("import sys\nsys.meta_path.insert(0, object())\n", Capability.IMPORT_SYSTEM),
+        ("import sys\nif 'x' in sys.modules: pass\n", Capability.IMPORT_SYSTEM),
+        ("import builtins\nbuiltins.open = None\n", Capability.BUILTINS),
+        ("x = __builtins__\n", Capability.BUILTINS),
+        ("import atexit\n", Capability.ATEXIT),
+        ("import gc\ngc.get_objects()\n", Capability.INTROSPECTION),
+        ("import sys\nsys._getframe(1)\n", Capability.INTROSPECTION),
+        ("import os\nos.environ.get('PYTEST_CURRENT_TEST')\n", Capability.RUNNER_ENVIRONMENT),
+        ("import os\nos.fork()\n", Capability.PROCESS),
+        ("from os import setsid\nsetsid()\n", Capability.PROCESS),
+        (
+            "import subprocess\nsubprocess.Popen(['x'], start_new_session=True)\n",
+            Capability.PROCESS,
+        ),
+        ("exec('print(1)')\n", Capability.DYNAMIC_CODE),
+        ("__import__('s' + 'ys')\n", Capability.DYNAMIC_CODE),
+        ("import sys\ngetattr(sys, 'meta' + '_path')\n", Capability.DYNAMIC_CODE),
+        ("import sys\ngetattr(sys, 'meta_path')\n", Capability.IMPORT_SYSTEM),
+        ("def f(g):\n    return g.__globals__\n", Capability.DYNAMIC_CODE),
+        ("import ctypes\n", Capability.NATIVE),
+        ("open('/proc/self/cmdline')\n", Capability.RUNNER_ENVIRONMENT),
+    ],
+)
+def test_each_reach_into_the_test_machinery_is_found(source, capability):
+    assert capability in caps(source), source
+
+
+def test_ordinary_application_code_has_no_finding():
+    source = (
+        "import os\nfrom fastapi import FastAPI\nfrom sqlalchemy import text\n\n"
+        "app = FastAPI()\nURL = os.environ.get('DATABASE_URL')\n\n"
+        "@app.get('/health')\ndef health():\n    return {'ok': True}\n"
+    )
+    assert findings(source) == []
+
+
+def test_only_new_occurrences_count_and_the_allow_list_is_honoured():
+    base = "import atexit\n"
+    head = "import atexit\nimport os\nos.fork()\n"
+    found = tamper_violations("app/x.py", head, base, ())
+    assert [(v.rule, v.line) for v in found] == [(SealRule.TAMPERING, 3)]
+    assert "app/x.py" in str(found[0]) and "process" in str(found[0])
+    assert tamper_violations("app/x.py", head, base, ("process",)) == []
+    assert tamper_violations("app/x.py", head, base, ("process:other/*.py",)) != []
+
+
+def _case(node: str, outcome: Outcome, message: str = "") -> CaseResult:
+    return CaseResult(node, outcome, "", message)
+
+
+def _report(*cases: CaseResult) -> JUnitReport:
+    return JUnitReport({c.node_id: c for c in cases}, "sha")
+
+
+CANARIES = Canaries(name="abc123", nonce="n0nce")
+
+
+def test_canaries_that_came_out_right_are_split_off():
+    report = _report(
+        _case("tests/test_a.py::test_a", Outcome.PASSED),
+        _case("../p/x.py::test_abc123_passes", Outcome.PASSED),
+        _case("../p/x.py::test_abc123_fails", Outcome.FAILED, "AssertionError: n0nce"),
+    )
+    check = check_canaries(report, CANARIES)
+    assert check.violations == ()
+    assert set(check.report.cases) == {"tests/test_a.py::test_a"}
+    assert check.as_data() == {
+        "passing": "passed",
+        "failing": "failed",
+        "nonce_seen": True,
+        "holds": True,
+    }
+
+
+@pytest.mark.parametrize(
+    "cases",
+    [
+        (),  # both missing
+        (_case("x::test_abc123_passes", Outcome.PASSED),),
+        (
+            _case("x::test_abc123_passes", Outcome.PASSED),
+            _case("x::test_abc123_fails", Outcome.PASSED),
+        ),
+        (
+            _case("x::test_abc123_passes", Outcome.PASSED),
+            _case("x::test_abc123_fails", Outcome.FAILED, "forged"),
+        ),
+        (
+            _case("x::test_abc123_passes", Outcome.SKIPPED),
+            _case("x::test_abc123_fails", Outcome.FAILED, "n0nce"),
+        ),
+    ],
+)
+def test_a_report_with_wrong_or_missing_canaries_is_forged(cases):
+    check = check_canaries(_report(_case("t::test_a", Outcome.PASSED), *cases), CANARIES)
+    assert check.violations
+    assert all(v.rule is SealRule.CANARY_FORGED for v in check.violations)
+
+
+def _entries(*paths: str) -> dict[str, TreeEntry]:
+    return {p: TreeEntry(p, "100644", "0" * 40) for p in paths}
+
+
+def test_modules_that_shadow_the_runner_server_stdlib_or_startup_are_refused():
+    entries = _entries(
+        "pytest.py",
+        "_pytest/__init__.py",
+        "uvicorn.py",
+        "sitecustomize.py",
+        "lib/evil.pth",
+        "json.py",
+        "app/pytest.py",  # app.pytest: shadows nothing
+        "app/__init__.py",
+        "test/__init__.py",  # a common test folder
+    )
+    found = {v.path for v in shadowing(entries, ("",), ["uvicorn"])}
+    assert found == {
+        "pytest.py",
+        "_pytest/__init__.py",
+        "uvicorn.py",
+        "sitecustomize.py",
+        "lib/evil.pth",
+        "json.py",
+    }
+
+
+def test_the_server_module_comes_from_the_command():
+    assert module_of_command(["python", "-m", "uvicorn", "app.main:app"]) == ["uvicorn"]
+    assert module_of_command(["gunicorn", "app:app"]) == ["gunicorn"]
+
+
+@pytest.mark.parametrize(
+    ("path", "target", "refused"),
+    [
+        ("app/link.py", "../lib/real.py", False),
+        ("app/link.py", "/etc/passwd", True),
+        ("app/link.py", "../../outside", True),
+        ("link", ".git/config", True),
+        ("app/l", "../.consort/ledger.jsonl", True),
+        ("a/b/c", "../../d", False),
+    ],
+)
+def test_links_out_of_the_repository_or_into_git_or_consort_are_refused(path, target, refused):
+    assert (link_problem(path, target) is not None) is refused
+
+
+def test_only_the_pytest_part_of_shared_config_files_is_frozen():
+    before = b'[project]\nname = "a"\n[tool.pytest.ini_options]\naddopts = "-q"\n'
+    after_deps = b'[project]\nname = "b"\n[tool.pytest.ini_options]\naddopts = "-q"\n'
+    after_opts = b'[project]\nname = "a"\n[tool.pytest.ini_options]\naddopts = "-p app.x"\n'
+    sections = _pytest_sections("pyproject.toml", before)
+    assert sections == _pytest_sections("pyproject.toml", after_deps)
+    assert sections != _pytest_sections("pyproject.toml", after_opts)
+    cfg = b"[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n"
+    assert _pytest_sections("setup.cfg", cfg) == {"tool:pytest": {"addopts": "-q"}}
