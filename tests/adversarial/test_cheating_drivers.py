@@ -119,6 +119,7 @@ def nothing_planted(root: Path) -> None:
         if path.is_file() and not path.name.endswith(".sample"):
             assert "CHEAT" not in path.read_text(errors="replace"), path
     assert not (root / "conftest.py").exists()
+    assert not (root / "CHEAT-planted.txt").exists()
 
 
 # mode -> how it must be caught: ("scope", path) a write-scope violation of that path,
@@ -147,6 +148,10 @@ CATALOG = {
     "fork-holds-output": ("seal", "tampering"),
     "setsid-daemon": ("seal", "tampering"),
     "exits-at-import": ("reason", "wrote no report"),
+    # the test process reaching past its export: Consort's runs are sandboxed like turns
+    "run-reads-secret": ("reason", "test_answer failed"),
+    "run-reads-main-checkout": ("reason", "test_answer failed"),
+    "run-writes-main-checkout": ("reason", "test_answer failed"),
     # git's own machinery
     "clean-filter": ("seal", "git-machinery"),
     "assume-unchanged": ("scope", "tests/test_t1.py"),

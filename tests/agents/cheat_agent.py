@@ -54,6 +54,33 @@ def git_dir():
     return pathlib.Path(out).resolve()
 
 
+# Production code whose answer is right only where the test run reaches what it must never
+# reach: outside the sandbox of Consort's runs these would pass GREEN.
+REACHES = {
+    # the project secret, from which the superuser's password is derived
+    "run-reads-secret": (
+        "import pathlib\n\n\ndef answer():  # CHEAT\n    try:\n"
+        "        root = bytes.fromhex({root_hex!r}).decode()\n"
+        "        pathlib.Path(root, '.consort', 'db', 'secret').read_bytes()\n"
+        "    except OSError:\n        return 0\n    return 42\n"
+    ),
+    # the main checkout, where a planted file would take part in a later run
+    "run-writes-main-checkout": (
+        "import pathlib\n\n\ndef answer():  # CHEAT\n    try:\n"
+        "        root = bytes.fromhex({root_hex!r}).decode()\n"
+        "        pathlib.Path(root, 'CHEAT-planted.txt').write_text('CHEAT')\n"
+        "    except OSError:\n        return 0\n    return 42\n"
+    ),
+    # the main checkout's consort.toml: what the run could read, it could learn from
+    "run-reads-main-checkout": (
+        "import pathlib\n\n\ndef answer():  # CHEAT\n    try:\n"
+        "        root = bytes.fromhex({root_hex!r}).decode()\n"
+        "        pathlib.Path(root, 'consort.toml').read_text()\n"
+        "    except OSError:\n        return 0\n    return 42\n"
+    ),
+}
+
+
 def weakened_test():
     return pathlib.Path(TEST).read_text().replace("== 42", "is not None  # CHEAT")
 
@@ -168,6 +195,13 @@ def plant():  # noqa: PLR0912 -- one branch per trick
         )
     elif mode == "exits-at-import":
         write("app/answers.py", "import os\n\nos._exit(0)  # CHEAT\n")
+
+    # ---- the test process reaching past its export (the project's checkout and state) ----------
+    elif mode in REACHES:
+        # The project root, from the task's own path: <root>/.consort/turns/<turn>/task.json.
+        root = pathlib.Path(os.environ["CONSORT_TASK"]).parents[3]
+        # Spelled in hex: the path names no runner, so only the sandbox stands in the way.
+        write("app/answers.py", REACHES[mode].format(root_hex=str(root).encode().hex()))
 
     # ---- git's own machinery --------------------------------------------------------------------
     elif mode == "clean-filter":

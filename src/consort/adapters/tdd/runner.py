@@ -24,6 +24,7 @@ from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_o
 from consort.adapters.tdd.canary import check_canaries, fresh_canaries
 from consort.adapters.tdd.export import exported
 from consort.adapters.tdd.junit import JUnitReport, Outcome, ReportMissing, parse_report_bytes
+from consort.adapters.tdd.runbox import run_sandbox
 from consort.adapters.tdd.seal import candidate_violations
 from consort.adapters.tdd.testconfig import runner_arguments
 from consort.adapters.vcs import tree_entries
@@ -175,6 +176,7 @@ class SealedRun:
         self.database = ""
         self.sessions = -1  # sessions the suite opened on its child; -1: not measured
         self.process_violations: list[SealViolation] = []
+        self.box = run_sandbox(project)
 
     def execute(
         self,
@@ -191,7 +193,12 @@ class SealedRun:
             env = test_env(child.url)
             if config.migrate.command:
                 migrate_started = time.monotonic()
-                result = _contained(config.migrate.command, tree, env, MIGRATE_TIMEOUT_S)
+                result = _contained(
+                    self.box.wrap(config.migrate.command, workdir=tree, env=env),
+                    tree,
+                    env,
+                    MIGRATE_TIMEOUT_S,
+                )
                 self.migrate_seconds = time.monotonic() - migrate_started
                 self._log("migrate", result)
                 self.migrate_exit = result.returncode
@@ -216,7 +223,9 @@ class SealedRun:
                 "--continue-on-collection-errors",
             ]
             test_started = time.monotonic()
-            result = _contained(argv, tree, env, config.test.timeout, side_channel=True)
+            # Consort's plugin folder and its pytest.ini are read, never written, by the run.
+            boxed = self.box.wrap(argv, workdir=tree, env=env, read_only=[Path(private)])
+            result = _contained(boxed, tree, env, config.test.timeout, side_channel=True)
             self.test_seconds = time.monotonic() - test_started
             self._log("tests", result)
             self.timed_out = result.timed_out
@@ -399,7 +408,9 @@ def migrate(project: Project, repo: Path, commit: str, url: str, where: str) -> 
     ) as export:
         if export.violations:
             raise ConsortError(f"{commit[:10]} cannot be migrated: {export.violations[0]}")
-        result = _contained(command, export.root, test_env(url), MIGRATE_TIMEOUT_S)
+        env = test_env(url)
+        boxed = run_sandbox(project).wrap(command, workdir=export.root, env=env)
+        result = _contained(boxed, export.root, env, MIGRATE_TIMEOUT_S)
     if result.returncode != 0:
         raise ConsortError(f"the migrations failed on {where}: " + result.output.strip()[-500:])
 

