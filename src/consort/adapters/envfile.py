@@ -1,4 +1,6 @@
-"""`.env`: DATABASE_URL follows the checked-out branch's database; other lines stay untouched."""
+"""The env file (`[env] file`, `.env` by default): DATABASE_URL follows the checked-out
+branch's database; other lines stay untouched. A file git tracks is never written: it is the
+user's, and a branch login in it would be one `git commit -a` away from the repository."""
 
 from __future__ import annotations
 
@@ -38,3 +40,19 @@ def read_database_url(env_file: Path) -> str | None:
 
 def is_private(env_file: Path) -> bool:
     return env_file.exists() and (os.stat(env_file).st_mode & 0o077) == 0
+
+
+def tracked_env_file(checkout: Path, name: str) -> bool:
+    """Whether the env file `name` of `checkout` is a file of the user's repository."""
+    from consort.adapters.vcs import Git
+
+    return Git.is_repo(checkout) and Git(checkout).tracks(name)
+
+
+def point_at_branch(checkout: Path, name: str, url: str | None, note: str) -> bool:
+    """Write the branch's URL into `checkout`'s env file `name`, unless git tracks that file;
+    whether it was written."""
+    if tracked_env_file(checkout, name):
+        return False
+    set_database_url(checkout / name, url, note)
+    return True

@@ -17,7 +17,7 @@ from consort.adapters.db.branching import (
     inject_fault,
 )
 from consort.adapters.db.names import DbNames, map_branch
-from consort.adapters.envfile import set_database_url
+from consort.adapters.envfile import point_at_branch
 from consort.adapters.vcs import Git
 from consort.core.errors import ConsortError, UsageError
 from consort.core.project import Project
@@ -126,18 +126,19 @@ class PairedBranches:
         self.refresh_env(name)
 
     def refresh_env(self, branch: str | None) -> None:
+        """Point the env file at `branch`'s database (never a file git tracks: that one is the
+        user's, and stays as it is)."""
+        root, name = self.project.root, self.project.env_file_name
         if branch is None:
-            set_database_url(self.project.env_file, None, "detached HEAD: no branch database")
+            point_at_branch(root, name, None, "detached HEAD: no branch database")
             return
         try:
             names = self.names(branch)
         except UsageError:
-            set_database_url(
-                self.project.env_file, None, f"{branch}: name cannot map to a database"
-            )
+            point_at_branch(root, name, None, f"{branch}: name cannot map to a database")
             return
         url = self.backend.login_url(names.database, names.role)
-        set_database_url(self.project.env_file, url, f"database of branch {branch}")
+        point_at_branch(root, name, url, f"database of branch {branch}")
 
     def delete(self, name: str, *, force: bool = False) -> None:
         names = self.names(name)

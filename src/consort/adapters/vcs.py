@@ -125,6 +125,12 @@ class Git:
 
     # ---- branches ---------------------------------------------------------------------------
 
+    def tracks(self, path: str) -> bool:
+        """Whether `path` (relative to the checkout) is in git's index or HEAD."""
+        if self.run("ls-files", "--error-unmatch", "--", path, check=False).returncode == 0:
+            return True
+        return self.run("cat-file", "-e", f"HEAD:{path}", check=False).returncode == 0
+
     def current_branch(self) -> str | None:
         result = self.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
         return result.stdout.strip() or None if result.ok else None

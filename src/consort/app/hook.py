@@ -9,7 +9,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from consort.core.errors import UsageError
-from consort.core.project import Project
+from consort.core.project import CONFIG_FILE, Project
 
 HOOK_MARK = "# consort: post-checkout"
 
@@ -50,7 +50,7 @@ def install_post_checkout(hooks_dir: Path) -> HookInstall:
 
 def run_post_checkout(cwd: Path) -> str:
     """Point this checkout's .env at the current branch's database (no server needed)."""
-    from consort.adapters.envfile import set_database_url
+    from consort.adapters.envfile import point_at_branch
     from consort.adapters.paired import PairedBranches
     from consort.adapters.vcs import Git
     from consort.core.project import find_project
@@ -59,17 +59,18 @@ def run_post_checkout(cwd: Path) -> str:
     checkout = Git(cwd).toplevel()
     paired = PairedBranches(project)
     branch = Git(checkout).current_branch()
-    env_file = checkout / ".env"
+    name = project.env_file_name
     if branch is None:
-        set_database_url(env_file, None, "detached HEAD: no branch database")
-        return "detached HEAD: DATABASE_URL removed from .env"
+        point_at_branch(checkout, name, None, "detached HEAD: no branch database")
+        return f"detached HEAD: DATABASE_URL removed from {name}"
     try:
         url = paired.url(branch)
     except UsageError as exc:
-        set_database_url(env_file, None, f"{branch}: {exc.message}")
+        point_at_branch(checkout, name, None, f"{branch}: {exc.message}")
         return f"{branch}: {exc.message}"
-    set_database_url(env_file, url, f"database of branch {branch}")
-    return f"DATABASE_URL now points at the database of {branch}"
+    if not point_at_branch(checkout, name, url, f"database of branch {branch}"):
+        return f"{name} is tracked by git and was left alone (set [env] file in {CONFIG_FILE})"
+    return f"DATABASE_URL in {name} now points at the database of {branch}"
 
 
 def env_is_private(project: Project) -> bool:

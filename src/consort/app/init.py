@@ -12,14 +12,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from consort.adapters.db.machine import OWNER_FILE
+from consort.adapters.envfile import tracked_env_file
+from consort.adapters.survey import DB_VARIABLES, Survey
 from consort.adapters.vcs import Git, require_git
-from consort.core.config import DEFAULT_CONFIG_TEXT, DbBackendKind
+from consort.core.config import CommandSetup, ConfigSetup, DbBackendKind, RunnerKind, config_text
 from consort.core.errors import ConsortError, UsageError
 from consort.core.fsutil import atomic_write_text
 from consort.core.layout import COMMITTED_FOLDERS, IGNORED, LEDGER_FILE, ROLES_DIR, STATE_DIR
 from consort.core.project import CONFIG_FILE, Project
 
-GITIGNORE_ENTRIES = (".env", *IGNORED)
+TRACKED_ENV_FALLBACK = ".env.local"
+# How `init` runs a Node suite so that it writes JUnit XML where `{junit}` says.
+NODE_PROFILES: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {
+    "vitest": (
+        (
+            "npx",
+            "vitest",
+            "run",
+            "--reporter=default",
+            "--reporter=junit",
+            "--outputFile.junit={junit}",
+        ),
+        (),
+    ),
+    "jest": (
+        ("npx", "jest", "--ci", "--reporters=default", "--reporters=jest-junit"),
+        (
+            ("JEST_JUNIT_OUTPUT_FILE", "{junit}"),
+            ("JEST_JUNIT_CLASSNAME", "{filepath}"),
+            ("JEST_JUNIT_TITLE", "{title}"),
+        ),
+    ),
+}
 STATE_FOLDERS = COMMITTED_FOLDERS
 
 
@@ -89,15 +113,78 @@ def step_config(project: Project, report: InitReport) -> None:
     if project.config_path.exists():
         project.config  # noqa: B018 -- validates the existing file, raising a clear message
         return
-    atomic_write_text(project.config_path, DEFAULT_CONFIG_TEXT)
+    from consort.adapters.survey import survey
+
+    found = survey(project.root)
+    setup, notes = config_setup(found)
+    atomic_write_text(project.config_path, config_text(setup))
     report.done.append(f"wrote {CONFIG_FILE}")
+    report.done.extend(notes)
+    unprotected = found.unprotected_tests()
+    if unprotected:
+        report.warnings.append(
+            f"{len(unprotected)} test file(s) match no protected glob (e.g. {unprotected[0]}): "
+            f"add a glob for them to [build] protected in {CONFIG_FILE}"
+        )
+
+
+def config_setup(found: Survey) -> tuple[ConfigSetup, list[str]]:
+    """The consort.toml for what the survey found, and one line for the user per finding."""
+    notes: list[str] = []
+    db_env = tuple(
+        (name, DB_VARIABLES[name]) for name in found.db_variables if name != "DATABASE_URL"
+    )
+    if db_env:
+        notes.append(
+            "the code reads " + ", ".join(n for n, _ in db_env) + ": [test.env] and "
+            "[migrate.env] give them the run database's parts ({db.host}, ...)"
+        )
+    defaults = ConfigSetup()
+    test = CommandSetup(defaults.test.command, found.test_cwd, db_env, defaults.test.comment)
+    runner, dependencies = RunnerKind.PYTEST, tuple[str, ...]()
+    if found.node_runner is not None:
+        command, env = NODE_PROFILES[found.node_runner]
+        test = CommandSetup(command, "", (*env, *db_env), "writes JUnit XML to {junit}")
+        runner, dependencies = RunnerKind.JUNIT, ("node_modules",)
+        notes.append(f"the tests run with {found.node_runner}, reporting JUnit XML")
+    elif found.test_cwd:
+        notes.append(
+            f"the tests run from {found.test_cwd}/ ([test] cwd); ids stay repository paths"
+        )
+    migrate = defaults.migrate
+    if found.migrate_command is not None:
+        migrate = CommandSetup(tuple(found.migrate_command), found.migrate_cwd, db_env)
+    elif found.node_runner is not None:
+        migrate = CommandSetup((), comment="the command that migrates the run database")
+    env_file, env_note = None, ""
+    if found.tracked_env:
+        env_file = TRACKED_ENV_FALLBACK
+        env_note = ".env is tracked by git: Consort never writes it"
+        notes.append(
+            f".env is tracked by git and stays untouched: the branch's DATABASE_URL goes to "
+            f"{env_file} (ignored; load it after .env to use the branch database), and runs get "
+            "their database by environment only"
+        )
+    setup = ConfigSetup(
+        test=test,
+        runner=runner,
+        dependencies=dependencies,
+        migrate=migrate,
+        protected=tuple(found.protected),
+        env_file=env_file,
+        env_file_note=env_note,
+    )
+    return setup, notes
 
 
 def step_gitignore(project: Project, report: InitReport) -> None:
     path = project.root / ".gitignore"
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     present = {line.strip() for line in text.splitlines()}
-    missing = [entry for entry in GITIGNORE_ENTRIES if entry not in present]
+    entries: tuple[str, ...] = (project.env_file_name, *IGNORED)
+    if tracked_env_file(project.root, project.env_file_name):
+        entries = IGNORED  # the user's own file: ignoring it would only mislead
+    missing = [entry for entry in entries if entry not in present]
     if not missing:
         return
     prefix = "" if not text or text.endswith("\n") else "\n"
@@ -227,7 +314,8 @@ def step_hooks(project: Project, report: InitReport) -> None:
     outcome = install_post_checkout(Git(project.root).hooks_dir())
     if outcome is HookInstall.INSTALLED:
         report.done.append(
-            "installed the post-checkout hook (keeps .env's DATABASE_URL on the branch)"
+            f"installed the post-checkout hook (keeps {project.env_file_name}'s DATABASE_URL on "
+            "the branch)"
         )
     elif outcome is HookInstall.FOREIGN:
         report.warnings.append(
@@ -295,7 +383,7 @@ def next_steps(project: Project) -> list[str]:
         chosen = False
     if not chosen:
         steps.append(
-            f"choose who plays the roles: in {CONFIG_FILE}, set [agents] default = \"claude\" "
+            f'choose who plays the roles: in {CONFIG_FILE}, set [agents] default = "claude" '
             "(or codex, or a command of your own; `consort doctor` shows what is installed)"
         )
     if not _has_features(project):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
+from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from consort.core.config_problems import invalid
 from consort.core.errors import UsageError
@@ -34,13 +37,65 @@ class SandboxMode(StrEnum):
     OFF = "off"  # never: a person's explicit choice, and every such turn is recorded
 
 
-class TestSection(_Section):
+class RunnerKind(StrEnum):
+    """`[test] runner`: how Consort asks the test command for its report."""
+
+    PYTEST = "pytest"  # Consort adds pytest's options (its config, JUnit report, canaries)
+    JUNIT = "junit"  # any runner: the command writes JUnit XML where `{junit}` says
+
+
+# The parts of a run's database a command's environment may name: `{db.host}` and so on.
+DB_PLACEHOLDERS = ("url", "host", "port", "name", "user", "password", "jdbc")
+_PLACEHOLDER = re.compile(r"\{db\.([A-Za-z_]*)\}")
+
+
+class CommandSection(_Section):
+    """Where and with what environment one of the project's commands runs."""
+
+    # The folder it runs in, relative to the repository root ("backend"); "" is the root.
+    cwd: str = ""
+    # Variables set for it; values may name the run database's parts: "{db.host}", "{db.url}".
+    env: dict[str, str] = Field(default_factory=dict)
+    # Variables inherited from Consort's own environment, by name.
+    pass_env: list[str] = Field(default_factory=list)
+
+    @field_validator("cwd")
+    @classmethod
+    def _relative_folder(cls, value: str) -> str:
+        folder = PurePosixPath(value.strip().strip("/") or ".")
+        if value.startswith("/") or ".." in folder.parts:
+            raise ValueError(f"cwd {value!r} must be a folder inside the repository")
+        return "" if str(folder) == "." else str(folder)
+
+    @field_validator("env")
+    @classmethod
+    def _known_placeholders(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            for part in _PLACEHOLDER.findall(text):
+                if part not in DB_PLACEHOLDERS:
+                    known = ", ".join(f"{{db.{p}}}" for p in DB_PLACEHOLDERS)
+                    raise ValueError(f"env {name}: unknown placeholder {{db.{part}}} ({known})")
+        return value
+
+
+class TestSection(CommandSection):
     command: list[str] = Field(default_factory=lambda: ["python", "-m", "pytest"], min_length=1)
+    runner: RunnerKind = RunnerKind.PYTEST
     # Seconds the test process may run before it is stopped (and the run fails).
     timeout: float = Field(default=900.0, gt=0)
     # Folders that are not in git but the suite needs (a virtual environment, node_modules),
     # relative to the project root: linked into every run's export.
     dependencies: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _junit_needs_a_report_path(self) -> TestSection:
+        named = [*self.command, *self.env.values()]
+        if self.runner is RunnerKind.JUNIT and not any(JUNIT_PLACEHOLDER in a for a in named):
+            raise ValueError(
+                f'runner = "junit" needs {JUNIT_PLACEHOLDER} in command (or in [test.env]), '
+                "where the runner writes its JUnit XML report (e.g. --outputFile.junit={junit})"
+            )
+        return self
 
 
 class SealSection(_Section):
@@ -49,7 +104,10 @@ class SealSection(_Section):
     allow: list[str] = Field(default_factory=list)
 
 
-class MigrateSection(_Section):
+JUNIT_PLACEHOLDER = "{junit}"
+
+
+class MigrateSection(CommandSection):
     command: list[str] = Field(default_factory=lambda: ["alembic", "upgrade", "head"])
 
 
@@ -71,20 +129,39 @@ class GatesSection(_Section):
     mode: GateMode = GateMode.INTERACTIVE
 
 
+# Tests and their configuration wherever they live (`tests/**` and `backend/tests/**` alike).
+DEFAULT_PROTECTED = (
+    "**/tests/**",
+    "**/conftest.py",
+    "**/pytest.ini",
+    "**/.pytest.ini",
+    "**/pytest.toml",
+    "**/.pytest.toml",
+    "**/setup.cfg",
+    "**/tox.ini",
+)
+
+
 class BuildSection(_Section):
     repair_attempts: int = Field(default=3, ge=0, le=20)
-    protected: list[str] = Field(
-        default_factory=lambda: [
-            "tests/**",
-            "**/conftest.py",
-            "pytest.ini",
-            "setup.cfg",
-            "tox.ini",
-        ]
-    )
+    protected: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED))
 
 
-class DeploySection(_Section):
+class EnvSection(_Section):
+    # The file Consort keeps the checked-out branch's DATABASE_URL in, for the app and the
+    # developer. Never a file git tracks: `init` picks ".env.local" where `.env` is tracked.
+    file: str = ".env"
+
+    @field_validator("file")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        path = PurePosixPath(value)
+        if not value or path.is_absolute() or ".." in path.parts:
+            raise ValueError(f"file {value!r} must be a path inside the repository")
+        return value
+
+
+class DeploySection(CommandSection):
     # How to start the app for the smoke test; "{port}" becomes a free port on 127.0.0.1.
     command: list[str] = Field(default_factory=list)
     smoke: list[str] = Field(default_factory=lambda: ["/health"])
@@ -109,6 +186,7 @@ class Config(BaseModel):
     turns: TurnsSection = Field(default_factory=TurnsSection)
     deploy: DeploySection = Field(default_factory=DeploySection)
     seal: SealSection = Field(default_factory=SealSection)
+    env: EnvSection = Field(default_factory=EnvSection)
     # Agent settings are owned by the agents package; kept loose here so that adapters can add
     # their own keys without this module knowing them.
     agents: dict[str, object] = Field(default_factory=dict)
@@ -128,25 +206,89 @@ def load_config(path: Path) -> Config:
         raise invalid(str(path), exc, Config) from exc
 
 
-DEFAULT_CONFIG_TEXT = """\
-# Consort project configuration. See `consort --help`.
+@dataclass(frozen=True)
+class CommandSetup:
+    """One command as `init` writes it into consort.toml."""
 
-[test]
-command = ["python", "-m", "pytest"]     # Consort adds its own JUnit XML report option
+    command: tuple[str, ...]
+    cwd: str = ""
+    env: tuple[tuple[str, str], ...] = ()
+    comment: str = ""
 
-[migrate]
-command = ["alembic", "upgrade", "head"]
 
-[db]
-backend = "embedded"                      # or "postgres" with url_env = "NAME" (or url = "...")
+@dataclass(frozen=True)
+class ConfigSetup:
+    """What `init` writes; the defaults give the text of a new project."""
 
-[gates]
-mode = "interactive"                      # or "proxy": approvals by policy, recorded as such
+    test: CommandSetup = CommandSetup(
+        ("python", "-m", "pytest"), comment="Consort adds its own JUnit XML report option"
+    )
+    runner: RunnerKind = RunnerKind.PYTEST
+    dependencies: tuple[str, ...] = ()
+    migrate: CommandSetup = CommandSetup(("alembic", "upgrade", "head"))
+    protected: tuple[str, ...] = DEFAULT_PROTECTED
+    env_file: str | None = None  # None: the default, `.env`
+    env_file_note: str = ""
 
-[build]
-repair_attempts = 3
-protected = ["tests/**", "**/conftest.py", "pytest.ini", "setup.cfg", "tox.ini"]
 
+def _toml(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _command_block(name: str, setup: CommandSetup, extra: list[str]) -> list[str]:
+    line = f"command = {_toml(list(setup.command))}"
+    lines = [f"[{name}]", f"{line:<40} # {setup.comment}" if setup.comment else line, *extra]
+    if setup.cwd:
+        lines.append(f"cwd = {_toml(setup.cwd)}")
+    if setup.env:
+        lines += ["", f"[{name}.env]"]
+        lines += [f"{key} = {_toml(value)}" for key, value in setup.env]
+    return [*lines, ""]
+
+
+def _list_lines(key: str, values: tuple[str, ...]) -> list[str]:
+    text = f"{key} = {_toml(list(values))}"
+    if len(text) <= 99:
+        return [text]
+    return [f"{key} = [", *(f"    {_toml(v)}," for v in values), "]"]
+
+
+def config_text(setup: ConfigSetup | None = None) -> str:
+    """The consort.toml `init` writes."""
+    setup = setup or ConfigSetup()
+    test_extra = []
+    if setup.runner is not RunnerKind.PYTEST:
+        test_extra.append(f"runner = {_toml(setup.runner.value)}")
+    if setup.dependencies:
+        test_extra.append(f"dependencies = {_toml(list(setup.dependencies))}")
+    lines = [
+        "# Consort project configuration. See `consort --help`.",
+        "",
+        *_command_block("test", setup.test, test_extra),
+        *_command_block("migrate", setup.migrate, []),
+        "[db]",
+        'backend = "embedded"                      '
+        '# or "postgres" with url_env = "NAME" (or url = "...")',
+        "",
+    ]
+    if setup.env_file is not None:
+        lines += ["[env]", f"file = {_toml(setup.env_file)}"]
+        lines += [f"# {setup.env_file_note}"] if setup.env_file_note else []
+        lines.append("")
+    lines += [
+        "[gates]",
+        'mode = "interactive"                      '
+        '# or "proxy": approvals by policy, recorded as such',
+        "",
+        "[build]",
+        "repair_attempts = 3",
+        *_list_lines("protected", setup.protected),
+        "",
+    ]
+    return "\n".join(lines) + "\n" + _AGENTS_TEXT
+
+
+_AGENTS_TEXT = """\
 [turns]
 retries = 2                               # failed attempts per step before a person is asked
 
@@ -160,3 +302,5 @@ sandbox = "auto"                          # every agent turn in a bubblewrap san
 #   adapter = "replay"
 #   dir = "recordings"
 """
+
+DEFAULT_CONFIG_TEXT = config_text()

@@ -47,8 +47,13 @@ class Project:
         return self.layout.db
 
     @property
+    def env_file_name(self) -> str:
+        """`[env] file`: where the checked-out branch's DATABASE_URL is kept for the app."""
+        return self.config.env.file if self.config_path.exists() else ".env"
+
+    @property
     def env_file(self) -> Path:
-        return self.root / ".env"
+        return self.root / self.env_file_name
 
 
 def find_project(start: Path | None = None) -> Project:

@@ -25,7 +25,8 @@ from consort.adapters.db.cluster import free_port
 from consort.adapters.paired import PairedBranches
 from consort.adapters.tdd.rules import green_problems
 from consort.adapters.tdd.runbox import run_sandbox
-from consort.adapters.tdd.runner import migrate, run_suite, schema_check, test_env
+from consort.adapters.tdd.runenv import command_env, workdir
+from consort.adapters.tdd.runner import migrate, run_suite, schema_check
 from consort.adapters.tdd.seal import merge_violations
 from consort.adapters.vcs import Git, tree_entries
 from consort.core.artifacts.registry import ArtifactKind, load_artifact
@@ -161,15 +162,16 @@ def run_app_and_probe(
     port = free_port()
     argv = [part.replace("{port}", str(port)) for part in template]
     log = checkout.parent / f"{checkout.name}-app-{port}.log"
-    env = test_env(database_url)
+    env = command_env(project.config.deploy, database_url)
+    folder = workdir(checkout, project.config.deploy)
     # The app is code the agents wrote: it runs in the sandbox of every other run.
-    argv = run_sandbox(project).wrap(argv, workdir=checkout, env=env)
+    argv = run_sandbox(project).wrap(argv, workdir=folder, env=env, writable=[checkout])
     # The one long-lived child outside the agents' runner: it must outlive a request loop and
     # be stopped as a process group (uvicorn may fork workers).
     with log.open("wb") as output:
         child = subprocess.Popen(  # argv from consort.toml, no shell
             argv,
-            cwd=checkout,
+            cwd=folder,
             env=env,
             stdout=output,
             stderr=subprocess.STDOUT,

@@ -20,3 +20,18 @@ def test_database_url_removed_when_none(tmp_path):
     set_database_url(env, None, "detached HEAD")
     assert read_database_url(env) is None
     assert "# consort: detached HEAD" in env.read_text()
+
+
+def test_a_tracked_env_file_is_never_written(tmp_path):
+    import subprocess
+
+    from consort.adapters.envfile import point_at_branch
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    env = tmp_path / ".env"
+    env.write_text("DATABASE_URL=postgresql://dev@localhost/devdb\n")
+    subprocess.run(["git", "-C", str(tmp_path), "add", ".env"], check=True)
+    assert not point_at_branch(tmp_path, ".env", "postgresql://branch", "database of main")
+    assert env.read_text() == "DATABASE_URL=postgresql://dev@localhost/devdb\n"
+    assert point_at_branch(tmp_path, ".env.local", "postgresql://branch", "database of main")
+    assert read_database_url(tmp_path / ".env.local") == "postgresql://branch"

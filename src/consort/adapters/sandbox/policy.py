@@ -194,8 +194,12 @@ def _package_folder(path: Path) -> Path:
     return Path(*parts[: parts.index(NODE_MODULES) + 1])
 
 
-def _is_env_file(name: str) -> bool:
+def is_env_file(name: str) -> bool:
+    """`.env`, `.env.*`, `.envrc`: files that hold a developer's settings and secrets."""
     return name in ENV_FILE_NAMES or name.startswith(ENV_FILE_PREFIX)
+
+
+_is_env_file = is_env_file
 
 
 def _git_paths(tree: Path) -> list[Path]:

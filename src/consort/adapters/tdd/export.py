@@ -7,9 +7,10 @@ flag can change what runs). The folder is private (0700), lies outside the proje
 removed afterwards.
 
 A symlink whose target leads outside the export, or into `.git` or `.consort`, is not written:
-it is reported as a violation and the run does not happen. Dependency folders that are not in
-git (a virtual environment, `node_modules`), declared in `[test] dependencies`, are linked in
-from the project root; the turn sandbox keeps them read-only for agents.
+it is reported as a violation and the run does not happen. Committed `.env` files are left out:
+a run gets its database by environment. Dependency folders that are not in git (a virtual
+environment, `node_modules`), declared in `[test] dependencies`, are linked in from the project
+root; the turn sandbox keeps them read-only for agents.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from consort.adapters.sandbox.policy import is_env_file
 from consort.adapters.vcs import TreeEntry, read_blobs, tree_entries
 from consort.core.errors import ConsortError
 from consort.core.seal import SealRule, SealViolation
@@ -69,6 +71,10 @@ def _materialise(
 ) -> list[SealViolation]:
     links: list[TreeEntry] = []
     for entry in entries.values():
+        if is_env_file(entry.path.rsplit("/", 1)[-1]):
+            # A committed `.env` points at a developer's database: a run gets its own
+            # throwaway one by environment, never the one a file names.
+            continue
         target = root / entry.path
         target.parent.mkdir(parents=True, exist_ok=True)
         if entry.is_gitlink:

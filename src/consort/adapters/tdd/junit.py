@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from consort.core.config import RunnerKind
 from consort.core.errors import ConsortError
 
 
@@ -81,7 +82,24 @@ def parse_report(path: Path) -> JUnitReport:
     return parse_report_bytes(data)
 
 
-def parse_report_bytes(data: bytes) -> JUnitReport:
+def case_id(case: ET.Element, dialect: RunnerKind) -> str:
+    """A test case's id. pytest's xunit1 cases map back to node ids; other runners' cases are
+    `<file>::<name>`, the file taken from the `file` attribute or else the classname (Vitest puts
+    the file there; Consort's Jest profile asks jest-junit to)."""
+    file = case.get("file") or ""
+    classname = case.get("classname", "")
+    name = case.get("name", "")
+    if dialect is RunnerKind.PYTEST:
+        return node_id(file, classname, name)
+    where = file or classname
+    return f"{where}::{name}" if where else name
+
+
+def parse_report_bytes(
+    data: bytes, *, prefix: str = "", dialect: RunnerKind = RunnerKind.PYTEST
+) -> JUnitReport:
+    """The report's cases by id, each id starting with `prefix` (the folder the runner ran in,
+    relative to the repository root, so that ids are repository paths)."""
     if not data.strip():
         raise ReportMissing("the test run wrote no report")
     try:
@@ -92,11 +110,13 @@ def parse_report_bytes(data: bytes) -> JUnitReport:
     broken: dict[str, CaseResult] = {}
     for case in root.iter("testcase"):
         file = case.get("file") or ""
-        if not case.get("classname") and case.find("error") is not None:
+        pytest_import_error = dialect is RunnerKind.PYTEST and not case.get("classname")
+        if pytest_import_error and case.find("error") is not None:
             # pytest's record of a module that failed to import: classname empty, name dotted.
-            broken[file or case.get("name", "")] = _result(file, case)
+            where = prefix + (file or case.get("name", ""))
+            broken[where] = _result(prefix + file, case)
             continue
-        ident = node_id(file, case.get("classname", ""), case.get("name", ""))
+        ident = prefix + case_id(case, dialect)
         cases[ident] = _result(ident, case)
     return JUnitReport(cases, hashlib.sha256(data).hexdigest(), broken)
 

@@ -11,7 +11,6 @@ minimal environment: the child's DATABASE_URL and nothing of Consort's; no PYTES
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -23,11 +22,13 @@ from consort.adapters import proc
 from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_of
 from consort.adapters.tdd.canary import check_canaries, fresh_canaries
 from consort.adapters.tdd.export import exported
+from consort.adapters.tdd.invocation import TestInvocation, test_invocation
 from consort.adapters.tdd.junit import JUnitReport, Outcome, ReportMissing, parse_report_bytes
 from consort.adapters.tdd.runbox import run_sandbox
+from consort.adapters.tdd.runenv import base_env, command_env, workdir
 from consort.adapters.tdd.seal import candidate_violations
-from consort.adapters.tdd.testconfig import runner_arguments
 from consort.adapters.vcs import tree_entries
+from consort.core.config import RunnerKind
 from consort.core.errors import ConsortError
 from consort.core.fsutil import atomic_write_bytes, atomic_write_text, file_lock
 from consort.core.ledger.events import RunRecord
@@ -38,7 +39,6 @@ REPORT_FILE = "junit.xml"
 MIGRATE_TIMEOUT_S = 300.0
 OUTPUT_GRACE_S = 2.0  # how long output held open by a leftover process may delay a run
 OUTPUT_TAIL = 4000
-PASS_THROUGH = ("PATH", "HOME", "LANG", "TERM", "TMPDIR", "VIRTUAL_ENV")
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,8 @@ class RunEvidence:
     violations: tuple[SealViolation, ...] = field(default=())
     canaries: dict[str, Any] | None = None  # the canaries' outcomes
     sessions: int = -1  # sessions the suite opened on its child (-1: not measured)
+    runner: RunnerKind = RunnerKind.PYTEST  # whose JUnit dialect the report is in
+    id_prefix: str = ""  # the runner's folder in the repository, prefixed to every test id
 
     def as_record(self) -> RunRecord:
         """The run as the ledger records it."""
@@ -89,6 +91,8 @@ class RunEvidence:
             "canaries": self.canaries,
             "sessions": self.sessions,
             "violations": [v.as_data() for v in self.violations],
+            "runner": self.runner.value,
+            "id_prefix": self.id_prefix,
         }
 
 
@@ -107,12 +111,8 @@ def allocate_run(project: Project, label: str) -> Path:
 
 
 def test_env(database_url: str) -> dict[str, str]:
-    env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
-    env.setdefault("PATH", os.defpath)
-    env["DATABASE_URL"] = database_url
-    env["PYTHONDONTWRITEBYTECODE"] = "1"  # keep the working tree exactly as committed
-    env["PYTHONNOUSERSITE"] = "1"  # no usercustomize or .pth from outside the tree
-    return env
+    """The environment every command of a run starts from (see `runenv`)."""
+    return base_env(database_url)
 
 
 def run_suite(
@@ -177,6 +177,8 @@ class SealedRun:
         self.sessions = -1  # sessions the suite opened on its child; -1: not measured
         self.process_violations: list[SealViolation] = []
         self.box = run_sandbox(project)
+        self.invocation: TestInvocation | None = None
+        self.report_problem = ""  # why a junit runner's report could not be read
 
     def execute(
         self,
@@ -190,12 +192,13 @@ class SealedRun:
             self.dbs.ephemeral(parent_database) as child,
         ):
             self.database = child.database
-            env = test_env(child.url)
             if config.migrate.command:
+                env = command_env(config.migrate, child.url)
+                folder = workdir(tree, config.migrate)
                 migrate_started = time.monotonic()
                 result = _contained(
-                    self.box.wrap(config.migrate.command, workdir=tree, env=env),
-                    tree,
+                    self.box.wrap(config.migrate.command, workdir=folder, env=env, writable=[tree]),
+                    folder,
                     env,
                     MIGRATE_TIMEOUT_S,
                 )
@@ -206,32 +209,31 @@ class SealedRun:
                     self.tail = result.output[-OUTPUT_TAIL:]
                     return
             before = sessions_of(self.dbs.backend, child.database)
-            plugins = Path(private) / "plugins"
-            self.canaries.write_plugin(plugins)
-            env["PYTHONPATH"] = str(plugins)
-            argv = [
-                *config.test.command,
-                *runner_arguments(tree, Path(private) / "pytest.ini"),
-                "--junitxml={side_channel}",
-                "-o",
-                "junit_family=xunit1",
-                "-p",
-                "no:cacheprovider",
-                "-p",
-                self.canaries.module,
-                # A test module that cannot be imported must not stop the others from running.
-                "--continue-on-collection-errors",
-            ]
+            folder = workdir(tree, config.test)
+            invocation = test_invocation(
+                config.test, child.url, folder, Path(private), self.canaries.module
+            )
+            self.invocation = invocation
+            if invocation.canaries:
+                self.canaries.write_plugin(invocation.plugins)
             test_started = time.monotonic()
             # Consort's plugin folder and its pytest.ini are read, never written, by the run.
-            boxed = self.box.wrap(argv, workdir=tree, env=env, read_only=[Path(private)])
-            result = _contained(boxed, tree, env, config.test.timeout, side_channel=True)
+            boxed = self.box.wrap(
+                invocation.argv,
+                workdir=folder,
+                env=invocation.env,
+                writable=[tree, *invocation.writable],
+                read_only=[Path(private)] if invocation.canaries else [],
+            )
+            result = _contained(
+                boxed, folder, invocation.env, config.test.timeout, side_channel=invocation.pipe
+            )
             self.test_seconds = time.monotonic() - test_started
             self._log("tests", result)
             self.timed_out = result.timed_out
             self.exit_code = result.returncode
             self.tail = result.output[-OUTPUT_TAIL:]
-            self.report_bytes = result.side_channel
+            self.report_bytes = result.side_channel if invocation.pipe else invocation.read_report()
             self.process_violations += _process_violations(result)
             self.sessions = sessions_of(self.dbs.backend, child.database) - before
             if then is not None:
@@ -266,11 +268,7 @@ class SealedRun:
             violations += found
             problems += [str(v) for v in found]
             if report is None and not found:
-                last = self.tail.strip().splitlines()[-1] if self.tail.strip() else "no output"
-                problems.append(
-                    f"the test run wrote no report: the test process (exit {self.exit_code}) "
-                    "did not finish on its own: " + last[:300]
-                )
+                problems.append(self._no_report())
         evidence = RunEvidence(
             run=self.run_dir.name,
             commit=commit,
@@ -291,18 +289,51 @@ class SealedRun:
             violations=tuple(violations),
             canaries=canary_data,
             sessions=self.sessions,
+            runner=self.invocation.runner if self.invocation else RunnerKind.PYTEST,
+            id_prefix=self.invocation.id_prefix if self.invocation else "",
         )
         atomic_write_text(self.run_dir / "output.txt", self.tail)
         return evidence, report
 
+    def _no_report(self) -> str:
+        last = self.tail.strip().splitlines()[-1] if self.tail.strip() else "no output"
+        invocation = self.invocation
+        if invocation is not None and invocation.runner is RunnerKind.JUNIT:
+            if self.report_problem:
+                return (
+                    f"the test command (exit {self.exit_code}) wrote a JUnit report Consort "
+                    f"cannot read ({self.report_problem}): " + last[:300]
+                )
+            return (
+                f"the test command (exit {self.exit_code}) wrote no JUnit report: with "
+                '[test] runner = "junit", Consort reads the file {junit} names; pass {junit} to '
+                "the runner's JUnit reporter in [test] command (or [test.env]): " + last[:300]
+            )
+        return (
+            f"the test run wrote no report: the test process (exit {self.exit_code}) ended "
+            "before pytest wrote its JUnit report: " + last[:300]
+        )
+
     def _read_report(
         self,
     ) -> tuple[JUnitReport | None, dict[str, Any] | None, list[SealViolation]]:
+        invocation = self.invocation
+        prefix = invocation.id_prefix if invocation else ""
+        with_canaries = invocation is None or invocation.canaries
         try:
-            raw = parse_report_bytes(self.report_bytes)
+            raw = parse_report_bytes(
+                self.report_bytes,
+                prefix=prefix,
+                dialect=invocation.runner if invocation else RunnerKind.PYTEST,
+            )
         except ReportMissing as exc:
             if self.report_bytes:
                 atomic_write_bytes(self.run_dir / REPORT_FILE, self.report_bytes)
+            if self.report_bytes and not with_canaries:
+                # A runner's own file that does not parse: a broken run, not a forged one.
+                self.report_problem = exc.message
+                return None, None, []
+            if self.report_bytes:
                 return (
                     None,
                     None,
@@ -317,18 +348,23 @@ class SealedRun:
                 )
             return None, None, []
         atomic_write_bytes(self.run_dir / REPORT_FILE, self.report_bytes)
-        check = check_canaries(raw, self.canaries)
-        found = list(check.violations)
-        if not found and self.exit_code == 0:
-            found.append(
-                SealViolation(
-                    SealRule.CANARY_FORGED,
-                    "",
-                    "the test process exited 0 although Consort's failing canary failed: "
-                    "its exit status is forged",
+        found: list[SealViolation] = []
+        canary_data: dict[str, Any] | None = None
+        report = raw
+        if with_canaries:
+            check = check_canaries(raw, self.canaries)
+            found += check.violations
+            canary_data = check.as_data()
+            report = check.report
+            if not found and self.exit_code == 0:
+                found.append(
+                    SealViolation(
+                        SealRule.CANARY_FORGED,
+                        "",
+                        "the test process exited 0 although Consort's failing canary failed: "
+                        "its exit status is forged",
+                    )
                 )
-            )
-        report = check.report
         # Only a run that would count as passing must show it used its database: a RED whose
         # new test fails on an import never reaches it, and that is no cheat.
         passing = bool(report.cases) and not _failures(report)
@@ -344,9 +380,9 @@ class SealedRun:
             )
         # The exit status, with Consort's failing canary accounted for: 1 is what a run whose
         # only failure is that canary exits with.
-        if not found and self.exit_code == 1 and not _failures(report):
+        if with_canaries and not found and self.exit_code == 1 and not _failures(report):
             self.exit_code = 0
-        return report, check.as_data(), found
+        return report, canary_data, found
 
 
 def _failures(report: JUnitReport) -> bool:
@@ -408,9 +444,10 @@ def migrate(project: Project, repo: Path, commit: str, url: str, where: str) -> 
     ) as export:
         if export.violations:
             raise ConsortError(f"{commit[:10]} cannot be migrated: {export.violations[0]}")
-        env = test_env(url)
-        boxed = run_sandbox(project).wrap(command, workdir=export.root, env=env)
-        result = _contained(boxed, export.root, env, MIGRATE_TIMEOUT_S)
+        env = command_env(project.config.migrate, url)
+        folder = workdir(export.root, project.config.migrate)
+        boxed = run_sandbox(project).wrap(command, workdir=folder, env=env, writable=[export.root])
+        result = _contained(boxed, folder, env, MIGRATE_TIMEOUT_S)
     if result.returncode != 0:
         raise ConsortError(f"the migrations failed on {where}: " + result.output.strip()[-500:])
 

@@ -27,14 +27,32 @@ from consort.core.project import CONFIG_FILE
 from consort.core.seal import SealRule, SealViolation
 
 CONSORT_FILES = (CONFIG_FILE, f"{STATE_DIR}/**")
-MIGRATION_GLOBS = ("migrations/versions/**", "alembic/versions/**", "**/migrations/versions/**")
+MIGRATION_GLOBS = (
+    "migrations/versions/**",
+    "alembic/versions/**",
+    "**/migrations/versions/**",
+    "**/alembic/versions/**",
+)
 PRODUCTION_SUFFIXES = (".py",)
 
 
 def commands_of(config: Config) -> tuple[str, ...]:
     """Every argument of the commands Consort runs: a file of the tree named there (a
     `migrate.py`, a `run_tests.sh`) is as frozen as the test configuration."""
-    return (*config.test.command, *config.migrate.command, *config.deploy.command)
+    named = []
+    for section in (config.test, config.migrate, config.deploy):
+        named += section.command
+        # an argument is a path relative to the folder the command runs in
+        named += [
+            f"{section.cwd}/{part.removeprefix('./')}" for part in section.command if section.cwd
+        ]
+    return tuple(named)
+
+
+def import_roots(config: Config) -> tuple[str, ...]:
+    """The folders whose top-level modules the commands import first: the root, and each
+    command's own folder."""
+    return tuple(dict.fromkeys(("", config.test.cwd, config.migrate.cwd, config.deploy.cwd)))
 
 
 def protected_globs(config: Config) -> tuple[str, ...]:
@@ -52,7 +70,9 @@ def candidate_violations(
 ) -> list[SealViolation]:
     """Every seal rule the candidate tree breaks; `baseline` None checks the tree alone."""
     server = module_of_command(config.deploy.command) if config.deploy.command else []
-    found = shadowing(candidate, ("",), (*module_of_command(config.test.command), *server))
+    found = shadowing(
+        candidate, import_roots(config), (*module_of_command(config.test.command), *server)
+    )
     if baseline is None:
         return found
     if not tests_may_change:

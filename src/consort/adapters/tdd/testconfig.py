@@ -41,6 +41,15 @@ CONFIG_FILES = (
     # How the migrations run (not which exist: new migrations are the driver's to add).
     "**/alembic.ini",
     "**/migrations/env.py",
+    "**/alembic/env.py",
+    # Other runners' configuration (`[test] runner = "junit"`).
+    "**/vitest.config.*",
+    "**/vitest.workspace.*",
+    "**/jest.config.*",
+    "**/*.test.ts",
+    "**/*.test.js",
+    "**/*.spec.ts",
+    "**/*.spec.js",
 )
 # Files that configure the run in one part only; the rest (dependencies, linters) is the
 # driver's to change.

@@ -195,6 +195,10 @@ class RunRecord(_Lenient):
     canaries: CanaryRecord | None = None
     sessions: int = -1  # sessions the suite opened on its throwaway child; -1: not measured
     violations: list[SealRecord] = []
+    # how the report reads: the runner's dialect ("pytest", "junit"), and the folder the runner
+    # ran in, prefixed to its ids (absent from runs recorded before them: pytest at the root)
+    runner: str = "pytest"
+    id_prefix: str = ""
 
 
 class SmokeProbe(_Lenient):

@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from consort.adapters.scope import glob_match
-from consort.adapters.tdd.junit import ReportMissing, parse_report
+from consort.adapters.tdd.junit import ReportMissing, parse_report_bytes
 from consort.adapters.tdd.runner import REPORT_FILE, runs_dir
 from consort.adapters.tdd.seal import CONSORT_FILES, merge_violations
 from consort.adapters.tdd.testconfig import CONFIG_FILES
 from consort.adapters.vcs import Git, tree_entries
+from consort.core.config import RunnerKind
 from consort.core.errors import ConsortError
 from consort.core.ledger import Event, EventType
 from consort.core.ledger.events import (
@@ -140,12 +141,14 @@ def _check_run(
 ) -> list[str]:
     report_path: Path = runs_dir(project) / run.run / REPORT_FILE
     try:
-        report = parse_report(report_path)
-    except ReportMissing:
+        dialect = RunnerKind(run.runner) if run.runner in set(RunnerKind) else RunnerKind.PYTEST
+        report = parse_report_bytes(report_path.read_bytes(), prefix=run.id_prefix, dialect=dialect)
+    except (ReportMissing, FileNotFoundError):
         return [f"event {event.seq}: the report of run {run.run} is missing"]
     if report.sha256 != run.report_sha256:
         return [f"event {event.seq}: the report of run {run.run} was changed"]
-    if run.sealed and not (run.canaries is not None and run.canaries.holds):
+    with_canaries = run.runner == RunnerKind.PYTEST.value
+    if run.sealed and with_canaries and not (run.canaries is not None and run.canaries.holds):
         return [f"event {event.seq}: the canaries of run {run.run} did not hold"]
     passed = report.passed()
     missing = [t for t in red_tests if t not in passed]

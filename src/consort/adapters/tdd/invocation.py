@@ -1,0 +1,100 @@
+"""How the test command is invoked, by runner (`[test] runner`).
+
+* **pytest** (the default): Consort adds pytest's options itself: the config file it chose, the
+  root and conftest boundary, its canary plugin, and a JUnit report written into a pipe only
+  Consort reads.
+* **junit**: any runner that writes JUnit XML (Vitest, Jest with jest-junit, gotestsum, Maven
+  Surefire...). Nothing is appended to the command; `{junit}` in it (or in `[test.env]`) becomes
+  the path of a file in a private folder the run may write, read once the run has ended. There
+  are no canaries for such a runner yet (see docs/sealed-verification.md).
+
+Either way, test ids come out relative to the repository root: a suite run from `backend/`
+reports `backend/tests/test_x.py::test_y`, as a plan names it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from consort.adapters.tdd.runenv import command_env
+from consort.adapters.tdd.testconfig import runner_arguments
+from consort.core.config import JUNIT_PLACEHOLDER, RunnerKind, TestSection
+
+REPORT_NAME = "junit.xml"
+
+
+@dataclass(frozen=True)
+class TestInvocation:
+    argv: list[str]
+    env: dict[str, str]
+    runner: RunnerKind
+    pipe: bool  # the report arrives through proc's side channel
+    canaries: bool  # Consort's canary plugin takes part
+    plugins: Path  # where the canary plugin is written (pytest)
+    id_prefix: str  # prepended to every test id: the command's folder in the repository
+    writable: list[Path] = field(default_factory=list)
+    report: Path | None = None  # where a junit runner writes its report
+
+    def read_report(self) -> bytes:
+        if self.report is None:
+            return b""
+        try:
+            return self.report.read_bytes()
+        except OSError:
+            return b""
+
+
+def test_invocation(
+    section: TestSection, database_url: str, folder: Path, private: Path, canary_module: str
+) -> TestInvocation:
+    """The test process's argv and environment, for a run in `folder` (inside the export),
+    with Consort's private files under `private`."""
+    prefix = f"{section.cwd}/" if section.cwd else ""
+    plugins = private / "plugins"
+    if section.runner is RunnerKind.JUNIT:
+        reports = private / "report"
+        reports.mkdir(parents=True, exist_ok=True)
+        report = reports / REPORT_NAME
+        argv = [part.replace(JUNIT_PLACEHOLDER, str(report)) for part in section.command]
+        return TestInvocation(
+            argv=argv,
+            env=command_env(section, database_url, junit=str(report)),
+            runner=section.runner,
+            pipe=False,
+            canaries=False,
+            plugins=plugins,
+            id_prefix=prefix,
+            writable=[reports],
+            report=report,
+        )
+    env = command_env(section, database_url)
+    env["PYTHONPATH"] = str(plugins)
+    return TestInvocation(
+        argv=[
+            *section.command,
+            *runner_arguments(folder, private / "pytest.ini"),
+            *pytest_options(canary_module),
+        ],
+        env=env,
+        runner=section.runner,
+        pipe=True,
+        canaries=True,
+        plugins=plugins,
+        id_prefix=prefix,
+    )
+
+
+def pytest_options(canary_module: str) -> list[str]:
+    """What Consort appends to a pytest command after its config options."""
+    return [
+        "--junitxml={side_channel}",
+        "-o",
+        "junit_family=xunit1",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        canary_module,
+        # A test module that cannot be imported must not stop the others from running.
+        "--continue-on-collection-errors",
+    ]

@@ -1,0 +1,100 @@
+"""The folder and environment each of the project's commands (test, migrate, deploy) runs with.
+
+A command gets a minimal environment: a few of Consort's own variables (PATH, HOME, locale),
+the run database's `DATABASE_URL`, what its `pass_env` names, and its `env` table, whose values
+may name the run database's parts (`{db.host}`, `{db.port}`, `{db.name}`, `{db.user}`,
+`{db.password}`, `{db.url}`, `{db.jdbc}`). That is how Consort's throwaway database reaches a
+suite that reads `POSTGRES_SERVER` and friends: by environment, never by a file of the user's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, unquote, urlsplit
+
+from consort.core.config import JUNIT_PLACEHOLDER, CommandSection
+
+PASS_THROUGH = ("PATH", "HOME", "LANG", "TERM", "TMPDIR", "VIRTUAL_ENV")
+
+
+@dataclass(frozen=True)
+class DbParts:
+    """A PostgreSQL login URL taken apart."""
+
+    url: str
+    host: str
+    port: str
+    name: str
+    user: str
+    password: str
+
+    @classmethod
+    def from_url(cls, url: str) -> DbParts:
+        parts = urlsplit(url)
+        return cls(
+            url=url,
+            host=parts.hostname or "127.0.0.1",
+            port=str(parts.port or 5432),
+            name=unquote(parts.path.lstrip("/")),
+            user=unquote(parts.username or ""),
+            password=unquote(parts.password or ""),
+        )
+
+    @property
+    def jdbc(self) -> str:
+        return (
+            f"jdbc:postgresql://{self.host}:{self.port}/{quote(self.name)}"
+            f"?user={quote(self.user)}&password={quote(self.password)}"
+        )
+
+    def placeholders(self) -> dict[str, str]:
+        return {
+            "{db.url}": self.url,
+            "{db.host}": self.host,
+            "{db.port}": self.port,
+            "{db.name}": self.name,
+            "{db.user}": self.user,
+            "{db.password}": self.password,
+            "{db.jdbc}": self.jdbc,
+        }
+
+
+def expand(text: str, values: Mapping[str, str]) -> str:
+    for placeholder, value in values.items():
+        text = text.replace(placeholder, value)
+    return text
+
+
+def base_env(database_url: str) -> dict[str, str]:
+    env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
+    env.setdefault("PATH", os.defpath)
+    env["DATABASE_URL"] = database_url
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # keep the working tree exactly as committed
+    env["PYTHONNOUSERSITE"] = "1"  # no usercustomize or .pth from outside the tree
+    return env
+
+
+def command_env(
+    section: CommandSection, database_url: str, *, junit: str | None = None
+) -> dict[str, str]:
+    """The environment of one command run against `database_url`."""
+    env = base_env(database_url)
+    # pass_env cannot bring back what Consort keeps from every run
+    blocked = ("PYTEST_", "PYTHONPATH", "CONSORT_")
+    for name in section.pass_env:
+        if name in os.environ and not name.startswith(blocked):
+            env[name] = os.environ[name]
+    values = DbParts.from_url(database_url).placeholders()
+    if junit is not None:
+        values[JUNIT_PLACEHOLDER] = junit
+    for name, value in section.env.items():
+        env[name] = expand(value, values)
+    return env
+
+
+def workdir(tree: Path, section: CommandSection) -> Path:
+    """The folder a command runs in, inside the export `tree`."""
+    return tree / section.cwd if section.cwd else tree

@@ -1,0 +1,80 @@
+"""A navigator/driver pair for an adopted project whose code and tests live in `backend/`.
+
+usage: adopt_agent.py FIXTURES_DIR
+Design turns copy the fixture artifacts; build turns write tests under backend/tests (named by
+repository paths in the plan) and code under backend/app, with an Alembic migration for T2.
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import sys
+
+fixtures = pathlib.Path(sys.argv[1])
+task = json.loads(pathlib.Path(os.environ["CONSORT_TASK"]).read_text())
+step, item = task["step"], (task.get("item") or "").lower()
+
+TESTS = {
+    "t1": (
+        "from app.answers import answer\n\n\ndef test_answer():\n    assert answer() == 42\n",
+        "test_answer",
+    ),
+    "t2": (
+        "from sqlalchemy import text\n\nfrom app.answers import double, record\n\n\n"
+        "def test_double(db):\n    record(db, double())\n"
+        '    assert db.execute(text("SELECT max(id) FROM answers")).scalar() == 84\n'
+        '    db.execute(text("DELETE FROM answers"))\n',
+        "test_double",
+    ),
+}
+CODE = {
+    "t1": "def answer():\n    return 42\n",
+    "t2": "from sqlalchemy import text\n\n\ndef answer():\n    return 42\n\n\n"
+    "def double():\n    return answer() * 2\n\n\n"
+    "def record(connection, value):\n"
+    '    connection.execute(text("INSERT INTO answers (id) VALUES (:v)"), {"v": value})\n',
+}
+MIGRATION = '''"""answers"""
+from alembic import op
+
+revision = "0002"
+down_revision = "0001"
+
+
+def upgrade():
+    op.execute("CREATE TABLE answers (id bigint PRIMARY KEY)")
+
+
+def downgrade():
+    op.execute("DROP TABLE answers")
+'''
+
+
+def write(path, text):
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+if step in ("spec", "architecture", "db-design", "test-list", "ux"):
+    for name, out in task["outputs"].items():
+        shutil.copy(fixtures / f"{name}.json", out)
+elif step == "red":
+    source, name = TESTS[item]
+    test_file = f"backend/tests/test_{item}.py"
+    write(test_file, source)
+    plan = {
+        "test_files": [test_file],
+        "test_ids": [f"{test_file}::{name}"],
+        "expected_failure": {"kind": "error", "message_pattern": "ImportError|ModuleNotFound"},
+    }
+    pathlib.Path(task["outputs"]["cycle-plan"]).write_text(json.dumps(plan))
+elif step in ("green", "repair"):
+    write("backend/app/answers.py", CODE[item])
+    if item == "t2":
+        write("backend/alembic/versions/0002_answers.py", MIGRATION)
+elif step == "review":
+    pathlib.Path(task["outputs"]["review"]).write_text(
+        json.dumps({"verdict": "approve", "reasons": []})
+    )

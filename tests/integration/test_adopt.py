@@ -1,0 +1,89 @@
+"""Adopting an existing repository shaped like a real one: app, tests, pytest config and Alembic
+migrations under `backend/`, settings read from POSTGRES_*, and a tracked `.env` pointing at a
+developer's database. `consort init` adopts it without touching a tracked file, and one story is
+built through command agents on the configuration init wrote."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import FIXTURES, consort, git, ok
+from tests.integration.conftest import destroy_project_cluster
+
+pytestmark = pytest.mark.integration
+
+AGENT = Path(__file__).parents[1] / "agents" / "adopt_agent.py"
+MINI = FIXTURES / "mini"
+SHAPE = FIXTURES / "adopt" / "project"
+
+
+def _existing_repository(root: Path) -> bytes:
+    shutil.copytree(SHAPE, root)
+    (root / "dotenv").rename(root / ".env")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qm", "app")
+    return (root / ".env").read_bytes()
+
+
+def _drive_with_agents(root: Path) -> None:
+    """What a user adds to the consort.toml init wrote: proxy gates and the agents. The
+    interpreter is this one (it has alembic and SQLAlchemy), named where init wrote `python`."""
+    text = (root / "consort.toml").read_text()
+    text = text.replace('["python", ', f"[{json.dumps(sys.executable)}, ")
+    text = text.replace('mode = "interactive"', 'mode = "proxy"')
+    agent = json.dumps([sys.executable, str(AGENT), str(MINI)])
+    text += f'default = "command"\ncommand = {agent}\n'
+    (root / "consort.toml").write_text(text)
+
+
+def test_a_backend_project_with_a_tracked_env_is_adopted_and_built(tmp_path):
+    root = tmp_path / "fullstack"
+    env_before = _existing_repository(root)
+    try:
+        result = consort("init", cwd=root)
+        assert result.returncode == 0, result.stdout + result.stderr
+        said = result.stdout + result.stderr
+        assert ".env is tracked by git and stays untouched" in said
+        assert (root / ".env").read_bytes() == env_before
+        config = tomllib.loads((root / "consort.toml").read_text())
+        assert config["env"]["file"] == ".env.local"
+        assert config["test"]["cwd"] == "backend" and config["migrate"]["cwd"] == "backend"
+        assert config["migrate"]["command"] == ["python", "-m", "alembic", "upgrade", "head"]
+        assert config["test"]["env"]["POSTGRES_SERVER"] == "{db.host}"
+        assert config["migrate"]["env"]["POSTGRES_PASSWORD"] == "{db.password}"
+        assert "**/tests/**" in config["build"]["protected"]
+        assert "backend/tests/**" in config["build"]["protected"]  # pytest's testpaths
+        assert "DATABASE_URL=postgresql://" in (root / ".env.local").read_text()
+        assert git(root, "status", "--porcelain", "--", ".env") == ""
+
+        _drive_with_agents(root)
+        git(root, "add", "consort.toml", ".gitignore")
+        git(root, "-c", "user.name=dev", "-c", "user.email=d@e", "commit", "-qm", "consort")
+        ok(consort("intake", "feature", "--title", "Answers", cwd=root, input_text="Answers."))
+        drive = consort("drive", "--until", "build", cwd=root, timeout=900)
+        assert drive.returncode == 0, drive.stdout + drive.stderr
+        events = [json.loads(line) for line in (root / ".consort/ledger.jsonl").open()]
+        kinds = [e["type"] for e in events]
+        assert kinds.count("red.verified") == 2 and kinds.count("green.verified") == 2
+        assert "violation.recorded" not in kinds
+        greens = [e["data"] for e in events if e["type"] == "green.verified"]
+        # test ids are repository paths, though pytest ran from backend/
+        passing = {t for g in greens for t in json.dumps(g).split('"') if "::" in t}
+        assert "backend/tests/test_t2.py::test_double" in passing
+        assert "backend/tests/test_users.py::test_a_user_is_stored" in passing
+        # every run used its throwaway child: the developer's database (port 9) never answered
+        runs = [e["data"] for e in events if e["type"] in ("red.verified", "green.verified")]
+        assert runs
+        assert (root / ".env").read_bytes() == env_before
+        assert git(root, "status", "--porcelain", "--", ".env") == ""
+        verify = consort("verify", cwd=root)
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+    finally:
+        destroy_project_cluster(root)

@@ -1,0 +1,95 @@
+"""The test command as each runner gets it, its environment, and test ids as repository paths."""
+
+from pathlib import Path
+
+from consort.adapters.tdd.invocation import test_invocation as invocation_for
+from consort.adapters.tdd.junit import parse_report_bytes
+from consort.adapters.tdd.runenv import DbParts, command_env, workdir
+from consort.core import config
+from consort.core.config import MigrateSection, RunnerKind
+
+URL = "postgresql://story_role:s3cr%40t@127.0.0.1:54321/consort_child_7"
+
+
+def test_database_parts_fill_the_placeholders():
+    parts = DbParts.from_url(URL)
+    assert (parts.host, parts.port, parts.user, parts.password, parts.name) == (
+        "127.0.0.1",
+        "54321",
+        "story_role",
+        "s3cr@t",
+        "consort_child_7",
+    )
+    assert parts.jdbc.startswith("jdbc:postgresql://127.0.0.1:54321/consort_child_7?user=")
+
+
+def test_a_command_environment_maps_the_run_database_and_keeps_consorts_own_out(monkeypatch):
+    monkeypatch.setenv("FROM_CONSORT", "x")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p evil")
+    monkeypatch.setenv("KEEP_ME", "kept")
+    section = MigrateSection(
+        cwd="backend",
+        env={
+            "POSTGRES_SERVER": "{db.host}",
+            "POSTGRES_PORT": "{db.port}",
+            "POSTGRES_DB": "{db.name}",
+            "SQLALCHEMY_URL": "postgresql+psycopg://{db.user}:{db.password}@{db.host}/{db.name}",
+            "FASTAPI_ENV": "development",
+        },
+        pass_env=["KEEP_ME", "PYTEST_ADDOPTS"],
+    )
+    env = command_env(section, URL)
+    assert env["DATABASE_URL"] == URL
+    assert env["POSTGRES_SERVER"] == "127.0.0.1" and env["POSTGRES_PORT"] == "54321"
+    assert env["POSTGRES_DB"] == "consort_child_7" and env["FASTAPI_ENV"] == "development"
+    assert env["SQLALCHEMY_URL"].endswith("story_role:s3cr@t@127.0.0.1/consort_child_7")
+    assert env["KEEP_ME"] == "kept"
+    assert "FROM_CONSORT" not in env and "PYTEST_ADDOPTS" not in env
+    assert workdir(Path("/x"), section) == Path("/x/backend")
+
+
+def test_pytest_gets_consorts_options_and_a_junit_runner_gets_none(tmp_path):
+    pytest_run = invocation_for(config.TestSection(), URL, tmp_path, tmp_path, "canary_mod")
+    assert pytest_run.pipe and pytest_run.canaries
+    assert "--junitxml={side_channel}" in pytest_run.argv
+    vitest = config.TestSection(
+        runner=RunnerKind.JUNIT,
+        command=["npx", "vitest", "run", "--reporter=junit", "--outputFile.junit={junit}"],
+        env={"REPORT": "{junit}"},
+    )
+    run = invocation_for(vitest, URL, tmp_path, tmp_path, "canary_mod")
+    assert run.argv[:4] == ["npx", "vitest", "run", "--reporter=junit"]
+    assert run.report is not None and run.argv[-1] == f"--outputFile.junit={run.report}"
+    assert run.env["REPORT"] == str(run.report)
+    assert not any(a.startswith(("--junitxml", "-p", "--rootdir")) for a in run.argv)
+    assert not run.pipe and not run.canaries and run.report.parent in run.writable
+    assert run.read_report() == b""  # nothing written yet
+
+
+PYTEST_REPORT = b"""<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">
+<testcase classname="tests.test_users" name="test_create" file="tests/test_users.py" line="3"/>
+<testcase classname="" name="tests.test_broken" file="tests/test_broken.py">
+<error message="collection failure">ImportError</error></testcase>
+</testsuite></testsuites>"""
+
+VITEST_REPORT = b"""<?xml version="1.0" encoding="UTF-8" ?>
+<testsuites name="vitest tests" tests="2" failures="1" errors="0" time="0.01">
+<testsuite name="test/items.test.js" tests="2" failures="1" errors="0" skipped="0">
+<testcase classname="test/items.test.js" name="items &gt; lists none" time="0.001"></testcase>
+<testcase classname="test/items.test.js" name="items &gt; adds one" time="0.002">
+<failure message="expected 0 to be 1" type="AssertionError">AssertionError: expected 0 to be 1
+</failure></testcase></testsuite></testsuites>"""
+
+
+def test_ids_of_a_suite_run_from_a_subfolder_are_repository_paths():
+    report = parse_report_bytes(PYTEST_REPORT, prefix="backend/")
+    assert set(report.cases) == {"backend/tests/test_users.py::test_create"}
+    assert "backend/tests/test_broken.py" in report.collection_errors
+    assert report.case("backend/tests/test_broken.py::test_x").outcome.value == "error"
+
+
+def test_a_vitest_report_maps_to_file_and_name():
+    report = parse_report_bytes(VITEST_REPORT, prefix="web/", dialect=RunnerKind.JUNIT)
+    assert report.passed() == {"web/test/items.test.js::items > lists none"}
+    failed = report.cases["web/test/items.test.js::items > adds one"]
+    assert failed.outcome.value == "failed" and "expected 0 to be 1" in failed.message

@@ -1,0 +1,81 @@
+"""What `init` learns from a repository it adopts (a folder of files; no git needed)."""
+
+import json
+
+from consort.adapters.scope import glob_match
+from consort.adapters.survey import survey
+from consort.app.init import config_setup
+from consort.core.config import DEFAULT_PROTECTED, RunnerKind, config_text, load_config
+
+
+def _tree(root, files):
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+
+def test_a_backend_folder_with_its_own_pytest_config_and_alembic(tmp_path):
+    _tree(
+        tmp_path,
+        {
+            "backend/pytest.ini": "[pytest]\ntestpaths = tests app/checks\n",
+            "backend/tests/test_users.py": "",
+            "backend/app/checks/test_rules.py": "",
+            "backend/alembic.ini": "[alembic]\n",
+            "backend/app/core/config.py": "POSTGRES_SERVER: str\nPOSTGRES_PORT: int = 5432\n",
+            "frontend/src/main.ts": "",
+        },
+    )
+    found = survey(tmp_path)
+    assert found.test_cwd == "backend" and found.migrate_cwd == "backend"
+    assert found.migrate_command == ["python", "-m", "alembic", "upgrade", "head"]
+    assert found.db_variables == ["POSTGRES_SERVER", "POSTGRES_PORT"]
+    assert "backend/app/checks/**" in found.protected
+    assert found.unprotected_tests() == []
+    setup, notes = config_setup(found)
+    path = tmp_path / "consort.toml"
+    path.write_text(config_text(setup))
+    config = load_config(path)
+    assert config.test.cwd == "backend"
+    assert config.test.env == {"POSTGRES_SERVER": "{db.host}", "POSTGRES_PORT": "{db.port}"}
+    assert config.migrate.env == config.test.env
+    assert any("backend/" in note for note in notes)
+
+
+def test_the_default_globs_protect_tests_anywhere():
+    for path in (
+        "tests/test_a.py",
+        "backend/tests/test_a.py",
+        "backend/pytest.ini",
+        "services/api/tests/unit/test_b.py",
+        "backend/conftest.py",
+    ):
+        assert any(glob_match(g, path) for g in DEFAULT_PROTECTED), path
+
+
+def test_test_files_outside_any_tests_folder_get_globs_of_their_own(tmp_path):
+    _tree(tmp_path, {"pkg/test_loose.py": "", "pkg/mod.py": ""})
+    found = survey(tmp_path)
+    assert found.unprotected_tests() == []
+    assert "**/test_*.py" in found.protected
+
+
+def test_a_vitest_project_gets_the_junit_runner(tmp_path):
+    _tree(
+        tmp_path,
+        {
+            "package.json": json.dumps({"devDependencies": {"vitest": "3.2.4"}}),
+            "src/items.ts": "",
+            "src/items.test.ts": "",
+        },
+    )
+    found = survey(tmp_path)
+    assert found.node_runner == "vitest" and found.unprotected_tests() == []
+    setup, _ = config_setup(found)
+    path = tmp_path / "consort.toml"
+    path.write_text(config_text(setup))
+    config = load_config(path)
+    assert config.test.runner is RunnerKind.JUNIT
+    assert any("{junit}" in part for part in config.test.command)
+    assert config.test.dependencies == ["node_modules"] and config.migrate.command == []
