@@ -41,7 +41,7 @@ def adopted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("adopted-cheats") / "fullstack"
     _existing_repository(root)
     try:
-        ok(consort("init", cwd=root))
+        ok(consort("init", "--db-binaries", "system", cwd=root))
         _drive_with_agents(root)
         _driver(root, "noop")
         git(root, "add", "consort.toml", ".gitignore")

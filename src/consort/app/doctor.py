@@ -235,6 +235,22 @@ def _project_or_none(start: Path | None) -> Project | None:
         return None
 
 
+def _extension_check(project: Project) -> Check:
+    from consort.adapters.db.extensions import fix_for
+    from consort.app.init import extensions_missing
+
+    try:
+        missing = extensions_missing(project)
+    except ConsortError as exc:
+        return Check("extensions", CheckState.FAIL, str(exc))
+    if missing:
+        where = ", ".join(f"{name} ({path})" for name, path in missing.items())
+        return Check(
+            "extensions", CheckState.FAIL, f"the migrations create {where}; {fix_for(missing)}"
+        )
+    return Check("extensions", CheckState.OK, "every extension the migrations create is available")
+
+
 def _project_checks(start: Path | None) -> list[Check]:
     from consort.app import db
     from consort.core.project import find_project
@@ -272,6 +288,7 @@ def _project_checks(start: Path | None) -> list[Check]:
                 else f"stopped (port {status.port})",
             )
         )
+    result.append(_extension_check(project))
     from consort.app.hook import env_is_private
 
     if not env_is_private(project):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from consort.adapters.db.machine import OWNER_FILE
@@ -109,14 +109,21 @@ def step_template(name: str | None) -> Step:
     return apply_template
 
 
-def step_config(project: Project, report: InitReport) -> None:
+def step_config(project: Project, report: InitReport, db_binaries: str | None = None) -> None:
     if project.config_path.exists():
+        if db_binaries is not None and project.config.db.binaries != db_binaries:
+            raise UsageError(
+                f"{CONFIG_FILE} exists with [db] binaries = {project.config.db.binaries!r}",
+                fix=f"set binaries = {db_binaries!r} in its [db] table before the cluster is made",
+            )
         project.config  # noqa: B018 -- validates the existing file, raising a clear message
         return
     from consort.adapters.survey import survey
 
     found = survey(project.root)
     setup, notes = config_setup(found)
+    if db_binaries is not None:
+        setup = replace(setup, db_binaries=db_binaries)
     atomic_write_text(project.config_path, config_text(setup))
     report.done.append(f"wrote {CONFIG_FILE}")
     report.done.extend(notes)
@@ -126,6 +133,13 @@ def step_config(project: Project, report: InitReport) -> None:
             f"{len(unprotected)} test file(s) match no protected glob (e.g. {unprotected[0]}): "
             f"add a glob for them to [build] protected in {CONFIG_FILE}"
         )
+
+
+def step_config_with(db_binaries: str) -> Step:
+    def config_with_binaries(project: Project, report: InitReport) -> None:
+        step_config(project, report, db_binaries)
+
+    return config_with_binaries
 
 
 def config_setup(found: Survey) -> tuple[ConfigSetup, list[str]]:
@@ -268,7 +282,7 @@ def step_database(project: Project, report: InitReport) -> None:
 def _embedded_cluster(project: Project, report: InitReport) -> None:
     from consort.adapters.db.account import reachable_binaries, server_account
     from consort.adapters.db.backend import CLUSTER_FILE, ClusterRecord
-    from consort.adapters.db.binaries import find_binaries
+    from consort.adapters.db.binaries import binaries_for
     from consort.adapters.db.cluster import SUPERUSER, LocalCluster, free_port
     from consort.adapters.db.secret import load_or_create_secret, password_for
 
@@ -277,7 +291,7 @@ def _embedded_cluster(project: Project, report: InitReport) -> None:
         return
     secret = load_or_create_secret(project.db_dir)
     account = server_account()
-    binaries = reachable_binaries(find_binaries(), account)
+    binaries = reachable_binaries(binaries_for(project.config.db.binaries), account)
     cluster = LocalCluster(account.cluster_dir(project.root), free_port(), binaries, account)
     if not cluster.exists():
         method = cluster.create(password_for(secret, SUPERUSER))
@@ -289,6 +303,32 @@ def _embedded_cluster(project: Project, report: InitReport) -> None:
     # Who owns a cluster outside the project: `consort doctor` finds the orphans by it.
     atomic_write_text(cluster.home / OWNER_FILE, f"{project.root}\n")
     ClusterRecord(str(cluster.home), cluster.port, account.user).save(record_path)
+
+
+def step_extensions(project: Project, report: InitReport) -> None:
+    """Say now, not at the first migration, when the migrations need an extension the
+    cluster's PostgreSQL does not ship."""
+    missing = extensions_missing(project)
+    if missing:
+        from consort.adapters.db.extensions import fix_for
+
+        where = ", ".join(f"{name} ({path})" for name, path in missing.items())
+        report.warnings.append(f"the migrations create {where}; {fix_for(missing)}")
+
+
+def extensions_missing(project: Project) -> dict[str, str]:
+    """Extensions the migrations create that the embedded cluster's binaries lack."""
+    if project.config.db.backend is not DbBackendKind.EMBEDDED:
+        return {}
+    from consort.adapters.db.binaries import binaries_for
+    from consort.adapters.db.extensions import created_extensions, shipped_extensions
+    from consort.adapters.survey import repository_files
+
+    wanted = created_extensions(project.root, repository_files(project.root))
+    if not wanted:
+        return {}
+    shipped = shipped_extensions(binaries_for(project.config.db.binaries))
+    return {name: path for name, path in wanted.items() if name not in shipped}
 
 
 def step_initial_commit(project: Project, report: InitReport) -> None:
@@ -335,17 +375,24 @@ STEPS: tuple[Step, ...] = (
     step_ledger,
     step_initial_commit,
     step_database,
+    step_extensions,
     step_hooks,
 )
 
 
 def init(
-    directory: Path, steps: tuple[Step, ...] = STEPS, *, template: str | None = None
+    directory: Path,
+    steps: tuple[Step, ...] = STEPS,
+    *,
+    template: str | None = None,
+    db_binaries: str | None = None,
 ) -> InitReport:
     root = directory.resolve()
     step_folder(root)
     project = Project(root)
     report = InitReport(root)
+    if db_binaries is not None:
+        steps = tuple(step_config_with(db_binaries) if s is step_config else s for s in steps)
     chosen = steps
     if template is not None:
         # after git (the folder is a repository), before the default consort.toml is written

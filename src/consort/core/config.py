@@ -117,6 +117,10 @@ class DbSection(_Section):
     # out of the repository) through the name of an environment variable holding it.
     url: str | None = None
     url_env: str | None = None
+    # For backend = "embedded": whose PostgreSQL programs run the cluster: "embedded" (the
+    # wheel), "system" (the machine's own, 15 or later, with its contrib extensions such as
+    # pgcrypto and uuid-ossp), or a bin folder. Chosen before `init` makes the cluster.
+    binaries: str = "embedded"
 
     @model_validator(mode="after")
     def _server_needs_url(self) -> DbSection:
@@ -229,6 +233,7 @@ class ConfigSetup:
     protected: tuple[str, ...] = DEFAULT_PROTECTED
     env_file: str | None = None  # None: the default, `.env`
     env_file_note: str = ""
+    db_binaries: str | None = None  # None: the default, the embedded wheel
 
 
 def _toml(value: object) -> str:
@@ -269,6 +274,7 @@ def config_text(setup: ConfigSetup | None = None) -> str:
         "[db]",
         'backend = "embedded"                      '
         '# or "postgres" with url_env = "NAME" (or url = "...")',
+        *([f"binaries = {_toml(setup.db_binaries)}"] if setup.db_binaries else []),
         "",
     ]
     if setup.env_file is not None:

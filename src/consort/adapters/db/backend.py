@@ -123,11 +123,11 @@ class EmbeddedBackend:
     def cluster(self) -> LocalCluster:
         if self._cluster is None:
             from consort.adapters.db.account import ServerAccount, reachable_binaries
-            from consort.adapters.db.binaries import find_binaries
+            from consort.adapters.db.binaries import binaries_for
             from consort.adapters.db.cluster import LocalCluster
 
             account = ServerAccount(self.record.run_as)
-            binaries = reachable_binaries(find_binaries(), account)
+            binaries = reachable_binaries(binaries_for(self.project.config.db.binaries), account)
             self._cluster = LocalCluster(
                 Path(self.record.home), self.record.port, binaries, account
             )

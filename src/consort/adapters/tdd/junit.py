@@ -110,6 +110,10 @@ def parse_report_bytes(
     broken: dict[str, CaseResult] = {}
     for case in root.iter("testcase"):
         file = case.get("file") or ""
+        if dialect is not RunnerKind.PYTEST and _file_failure(case):
+            # Vitest's record of a test file that failed to load: one case named after it.
+            broken[prefix + (file or case.get("classname", ""))] = _result(prefix + file, case)
+            continue
         pytest_import_error = dialect is RunnerKind.PYTEST and not case.get("classname")
         if pytest_import_error and case.find("error") is not None:
             # pytest's record of a module that failed to import: classname empty, name dotted.
@@ -119,6 +123,12 @@ def parse_report_bytes(
         ident = prefix + case_id(case, dialect)
         cases[ident] = _result(ident, case)
     return JUnitReport(cases, hashlib.sha256(data).hexdigest(), broken)
+
+
+def _file_failure(case: ET.Element) -> bool:
+    classname = case.get("classname", "")
+    failed = case.find("failure") is not None or case.find("error") is not None
+    return failed and bool(classname) and case.get("name") == classname
 
 
 def _raised_type(text: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 from consort.adapters import proc
 from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_of
+from consort.adapters.db.extensions import fix_for, missing_in_output
 from consort.adapters.tdd.canary import check_canaries, fresh_canaries
 from consort.adapters.tdd.export import exported
 from consort.adapters.tdd.invocation import TestInvocation, test_invocation
@@ -29,7 +30,7 @@ from consort.adapters.tdd.runenv import base_env, command_env, workdir
 from consort.adapters.tdd.seal import candidate_violations
 from consort.adapters.vcs import tree_entries
 from consort.core.config import RunnerKind
-from consort.core.errors import ConsortError
+from consort.core.errors import ConsortError, UsageError
 from consort.core.fsutil import atomic_write_bytes, atomic_write_text, file_lock
 from consort.core.ledger.events import RunRecord
 from consort.core.project import Project
@@ -258,6 +259,9 @@ class SealedRun:
             pass  # refused before it ran
         elif self.migrate_exit not in (None, 0):
             problems.append(f"the migrate command exited {self.migrate_exit}")
+            missing = missing_in_output(self.tail)
+            if missing:
+                problems.append(fix_for(missing))
         elif self.timed_out:
             problems.append(
                 f"the test process ran past {self.project.config.test.timeout:.0f} s and was "
@@ -449,6 +453,9 @@ def migrate(project: Project, repo: Path, commit: str, url: str, where: str) -> 
         boxed = run_sandbox(project).wrap(command, workdir=folder, env=env, writable=[export.root])
         result = _contained(boxed, folder, env, MIGRATE_TIMEOUT_S)
     if result.returncode != 0:
+        missing = missing_in_output(result.output)
+        if missing:
+            raise UsageError(f"the migrations failed on {where}: {fix_for(missing)}")
         raise ConsortError(f"the migrations failed on {where}: " + result.output.strip()[-500:])
 
 

@@ -93,3 +93,17 @@ def test_a_vitest_report_maps_to_file_and_name():
     assert report.passed() == {"web/test/items.test.js::items > lists none"}
     failed = report.cases["web/test/items.test.js::items > adds one"]
     assert failed.outcome.value == "failed" and "expected 0 to be 1" in failed.message
+
+
+def test_a_captured_vitest_report_reads_as_its_outcomes():
+    from tests.helpers import FIXTURES
+
+    data = (FIXTURES / "junit" / "vitest-4.1.12.xml").read_bytes()
+    report = parse_report_bytes(data, dialect=RunnerKind.JUNIT)
+    assert report.passed() == {"test/existing.test.js::the project > has a test of its own"}
+    raised = report.cases["test/t2.test.js::doubles"]
+    assert raised.outcome.value == "error" and raised.kind == "TypeError"
+    assert report.cases["test/t2.test.js::answers"].outcome.value == "failed"
+    broken = report.case("test/broken.test.js::anything")
+    assert broken is not None and broken.outcome.value == "error"
+    assert "Cannot find module" in broken.message

@@ -1,0 +1,59 @@
+"""Adopting a Node project tested with Vitest: `init` writes the JUnit runner profile, and one
+story is built through command agents, Consort reading Vitest's own JUnit report (no pytest
+option reaches it). Vitest comes from the npm registry, pinned, installed by
+scripts/node-fixtures.sh (which .ci/run calls)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import FIXTURES, consort, git, ok
+from tests.integration.conftest import destroy_project_cluster
+
+pytestmark = pytest.mark.integration
+
+AGENT = Path(__file__).parents[1] / "agents" / "node_agent.py"
+NODE = FIXTURES / "node" / "project"
+
+
+def test_a_vitest_project_is_adopted_and_built_on_its_junit_report(tmp_path):
+    assert (NODE / "node_modules" / ".bin" / "vitest").exists(), "run scripts/node-fixtures.sh"
+    root = tmp_path / "answers-node"
+    shutil.copytree(NODE, root, ignore=shutil.ignore_patterns("node_modules"))
+    (root / ".gitignore").write_text("node_modules\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qm", "app")
+    (root / "node_modules").symlink_to(NODE / "node_modules")
+    try:
+        result = consort("init", cwd=root)
+        assert result.returncode == 0, result.stdout + result.stderr
+        config = tomllib.loads((root / "consort.toml").read_text())
+        assert config["test"]["runner"] == "junit"
+        assert "--outputFile.junit={junit}" in config["test"]["command"]
+        assert config["test"]["dependencies"] == ["node_modules"]
+        assert "**/*.test.js" in config["build"]["protected"]
+        text = (root / "consort.toml").read_text().replace('mode = "interactive"', 'mode = "proxy"')
+        agent = json.dumps([sys.executable, str(AGENT), str(FIXTURES / "mini")])
+        (root / "consort.toml").write_text(text + f'default = "command"\ncommand = {agent}\n')
+        git(root, "add", "consort.toml", ".gitignore")
+        git(root, "-c", "user.name=dev", "-c", "user.email=d@e", "commit", "-qm", "consort")
+        ok(consort("intake", "feature", "--title", "Answers", cwd=root, input_text="Answers."))
+        drive = consort("drive", "--until", "build", cwd=root, timeout=900)
+        assert drive.returncode == 0, drive.stdout + drive.stderr
+        events = [json.loads(line) for line in (root / ".consort/ledger.jsonl").open()]
+        kinds = [e["type"] for e in events]
+        assert kinds.count("red.verified") == 2 and kinds.count("green.verified") == 2
+        last_green = json.dumps([e["data"] for e in events if e["type"] == "green.verified"][-1])
+        assert "test/t2.test.js::double > is 84" in last_green
+        assert "test/existing.test.js::the project > has a test of its own" in last_green
+        verify = consort("verify", cwd=root)
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+    finally:
+        destroy_project_cluster(root)
