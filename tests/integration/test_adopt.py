@@ -114,3 +114,46 @@ def test_an_extension_the_embedded_postgresql_lacks_is_named_with_its_fix(tmp_pa
         assert 'the migrations need the extension(s) "uuid-ossp"' in out, out
     finally:
         destroy_project_cluster(root)
+
+
+def test_a_committed_env_pointing_at_a_real_database_is_never_what_a_run_tests(tmp_path):
+    """The developer's .env names a database that exists and answers (here: the main branch's
+    own), and the suite's settings fall back to it: without the env tables init wrote, the run
+    still never reaches it (.env files are left out of the export and hidden by the sandbox),
+    so the run fails instead of testing, migrating and emptying the developer's database."""
+    import re
+
+    import psycopg
+
+    from consort.adapters.tdd.runenv import DbParts
+
+    root = tmp_path / "fullstack"
+    _existing_repository(root)
+    try:
+        ok(consort("init", "--db-binaries", "system", cwd=root))
+        url = re.search(r"^DATABASE_URL=(\S+)$", (root / ".env.local").read_text(), re.M)
+        assert url is not None
+        dev = DbParts.from_url(url.group(1))
+        (root / ".env").write_text(
+            f"POSTGRES_SERVER={dev.host}\nPOSTGRES_PORT={dev.port}\nPOSTGRES_USER={dev.user}\n"
+            f"POSTGRES_PASSWORD={dev.password}\nPOSTGRES_DB={dev.name}\n"
+        )
+        text = (root / "consort.toml").read_text()
+        text = re.sub(r"\n\[(test|migrate)\.env\]\n(?:[A-Z_]+ = .*\n)+", "\n", text)
+        assert "{db.host}" not in text
+        (root / "consort.toml").write_text(text)
+        _drive_with_agents(root)
+        git(root, "add", "-A")
+        git(root, "-c", "user.name=dev", "-c", "user.email=d@e", "commit", "-qm", "dev db")
+        ok(consort("intake", "feature", "--title", "Answers", cwd=root, input_text="Answers."))
+        drive = consort("drive", "--until", "build", cwd=root, timeout=900)
+        assert drive.returncode == 3, drive.stdout + drive.stderr
+        kinds = [json.loads(line)["type"] for line in (root / ".consort/ledger.jsonl").open()]
+        assert "red.verified" not in kinds and "green.verified" not in kinds
+        with psycopg.connect(url.group(1)) as conn:
+            tables = conn.execute(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+            ).fetchone()
+        assert tables == (0,)  # the developer's database was never migrated
+    finally:
+        destroy_project_cluster(root)
