@@ -8,3 +8,6 @@ import signal
 # gives the children SIGINT's default disposition again.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# Projects the tests adopt carry their own suites (run by Consort inside them, never by this one).
+collect_ignore = ["fixtures"]

@@ -103,6 +103,10 @@ def test_an_extension_the_embedded_postgresql_lacks_is_named_with_its_fix(tmp_pa
         doctor = json.loads(ok(consort("doctor", "--json", cwd=root)))
         extensions = next(c for c in doctor if c["name"] == "extensions")
         assert extensions["state"] == "fail" and "uuid-ossp" in extensions["detail"]
+        commands = {c["name"]: c for c in doctor if c["name"].endswith(" command")}
+        assert commands["test command"]["state"] == "ok"
+        assert "in backend/" in commands["test command"]["detail"]
+        assert "in backend/" in commands["migrate command"]["detail"]
         _drive_with_agents(root)
         git(root, "add", "consort.toml", ".gitignore")
         git(root, "-c", "user.name=dev", "-c", "user.email=d@e", "commit", "-qm", "consort")

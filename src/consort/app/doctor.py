@@ -235,6 +235,39 @@ def _project_or_none(start: Path | None) -> Project | None:
         return None
 
 
+def _command_checks(project: Project) -> list[Check]:
+    """The program each of the project's commands resolves to, and the folder it runs in."""
+    found = []
+    config = project.config
+    for name, section in (
+        ("test command", config.test),
+        ("migrate command", config.migrate),
+        ("deploy command", config.deploy),
+    ):
+        if not section.command:
+            continue
+        folder = project.root / section.cwd if section.cwd else project.root
+        where = f" in {section.cwd}/" if section.cwd else ""
+        if not folder.is_dir():
+            found.append(Check(name, CheckState.FAIL, f"its folder {folder} does not exist"))
+            continue
+        program = section.command[0]
+        local = folder / program
+        resolved = str(local) if "/" in program and local.exists() else shutil.which(program)
+        if resolved is None:
+            found.append(
+                Check(
+                    name,
+                    CheckState.FAIL,
+                    f"{program} is not on PATH (runs{where or ' at the root'})",
+                )
+            )
+            continue
+        runner = f", runner {config.test.runner.value}" if section is config.test else ""
+        found.append(Check(name, CheckState.OK, f"{program} -> {resolved}{where}{runner}"))
+    return found
+
+
 def _extension_check(project: Project) -> Check:
     from consort.adapters.db.extensions import fix_for
     from consort.app.init import extensions_missing
@@ -289,6 +322,7 @@ def _project_checks(start: Path | None) -> list[Check]:
             )
         )
     result.append(_extension_check(project))
+    result += _command_checks(project)
     from consort.app.hook import env_is_private
 
     if not env_is_private(project):
