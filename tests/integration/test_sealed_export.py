@@ -153,3 +153,15 @@ def test_the_side_channel_carries_what_the_child_wrote(tmp_path: Path):
         side_channel=True,
     )
     assert result.side_channel == b"<report/>"
+
+
+def test_committed_env_files_are_left_out_of_an_export(repo: Path):
+    (repo / ".env").write_text("DATABASE_URL=postgresql://developer@localhost/devdb\n")
+    (repo / "app" / ".env.production").write_text("SECRET=1\n")
+    git(repo, "add", "-f", ".env", "app/.env.production")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "env")
+    head = Git(repo).out("rev-parse", "HEAD")
+    with exported(repo, head) as export:
+        assert not (export.root / ".env").exists()
+        assert not (export.root / "app" / ".env.production").exists()
+        assert (export.root / "app" / "code.py").exists()
