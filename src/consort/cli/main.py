@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "consort.cli.verify",  # verify
     "consort.cli.suite",  # test
     "consort.cli.spike",  # spike NAME, spike end|list|gc
+    "consort.cli.experiment",  # experiment (not built yet: says so)
     "consort.cli.log",  # log
     "consort.cli.schema",  # schema
     "consort.cli.guard",  # guard, update-agents

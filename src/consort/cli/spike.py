@@ -129,7 +129,7 @@ def spike_gc() -> None:
 def _say_ended(ended: Any) -> None:
     from consort.cli import ui
 
-    why = "its time box ran out" if ended.reason.value == "expired" else "ended"
+    why = "ran out of time" if ended.reason.value == "expired" else "ended"
     kept = f"its notes are kept in {ended.notes}" if ended.notes else "it left no notes.md"
     ui.done(f"spike {ended.name} {why}: worktree, branch and database removed; {kept}")
 
