@@ -165,6 +165,15 @@ CATALOG = {
     "symlink-outside": ("seal", "symlink-escapes"),
     "symlink-into-git": ("seal", "symlink-escapes"),
     "writes-main-checkout": ("scope", "conftest.py"),
+    # code that runs but is not the source the rules read
+    "shadows-installed-plugin": ("seal", "shadowing-module"),
+    "stale-pyc": ("seal", "compiled-code"),
+    "zip-import": ("seal", "compiled-code"),
+    "utf7-source": ("seal", "source-encoding"),
+    "spelled-in-pieces": ("seal", "tampering"),
+    "equals-anything": ("seal", "tampering"),
+    "mock-any": ("seal", "tampering"),
+    "pickle-payload": ("seal", "tampering"),
 }
 
 

@@ -215,9 +215,7 @@ def _orphan_checks() -> list[Check]:
     running = [c for c in clusters if c.state.running]
     summary = f"{len(clusters)} cluster(s) on this machine, {len(running)} running"
     if orphans:
-        summary += (
-            f"; {len(orphans)} whose project is gone: `consort db gc` stops and removes them"
-        )
+        summary += f"; {len(orphans)} whose project is gone: `consort db gc` stops and removes them"
     found = [Check("clusters", CheckState.WARN if orphans else CheckState.INFO, summary)]
     found += [
         Check("cluster", CheckState.WARN if c.orphaned else CheckState.INFO, c.described)

@@ -16,6 +16,9 @@ class SealRule(StrEnum):
     # the test process is configured by Consort, not by the tree under test
     TEST_CONFIG_CHANGED = "test-config-changed"  # a runner config source differs from RED
     SHADOWING_MODULE = "shadowing-module"  # pytest.py, sitecustomize.py, *.pth, uvicorn.py...
+    # the code that runs is the source the rules read
+    COMPILED_CODE = "compiled-code"  # byte-code, native code or an importable archive
+    SOURCE_ENCODING = "source-encoding"  # a source Python decodes other than as UTF-8
     # production code does not reach into the test machinery
     TAMPERING = "tampering"
     # the report is the run's own

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 import warnings
 from collections import Counter
 from collections.abc import Hashable, Iterable
@@ -87,3 +89,21 @@ def new_occurrences(head: Iterable[Occurrence], base: Iterable[Occurrence]) -> l
         else:
             new.append(occurrence)
     return new
+
+
+def python_source(data: bytes) -> tuple[str, str | None]:
+    """A module's text as Python decodes it (PEP 263: a BOM or a `coding:` cookie decides), and
+    the encoding it declares when that reading differs from UTF-8's, else None.
+
+    A cookie such as `utf-7` makes `+AAo-` a line break to Python and a comment to everyone who
+    reads the file as UTF-8 (an editor, a diff, a review): the code that runs is not the code
+    that was read. Checks read the text Python reads; the difference itself is refused.
+    """
+    plain = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="replace")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return plain, None  # Python cannot import it either: the test run says why
+    text = text.removeprefix("\ufeff")
+    return text, (None if text == plain else encoding)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from consort.adapters.scope import glob_match
+from consort.adapters.smells.folding import fold
+from consort.adapters.smells.rigged import rigged_comparisons
 from consort.adapters.smells.syntax import (
     Occurrence,
     import_aliases,
@@ -39,9 +41,14 @@ class Capability(StrEnum):
     PROCESS = "process"  # fork, setsid, daemons, exec, new sessions
     DYNAMIC_CODE = "dynamic-code"  # exec, eval, compile, __import__, computed attribute names
     NATIVE = "native"  # ctypes, cffi
+    # an object equal to whatever it is compared with (`__eq__` that ignores the other side,
+    # `unittest.mock.ANY`): it passes an assertion without being the answer
+    RIGGED_COMPARISON = "rigged-comparison"
 
 
 RUNNER_MODULES = ("pytest", "_pytest", "pluggy", "py.test", "xdist", "conftest")
+# Test doubles: production code that returns one passes any assertion made with `==`.
+MOCK_MODULES = ("unittest.mock", "mock", "pytest_mock", "dirty_equals", "hamcrest")
 MODULE_CAPABILITIES = {
     "atexit": Capability.ATEXIT,
     "builtins": Capability.BUILTINS,
@@ -61,12 +68,39 @@ MODULE_CAPABILITIES = {
     "psutil": Capability.RUNNER_ENVIRONMENT,
     "multiprocessing": Capability.PROCESS,
     "pty": Capability.PROCESS,
+    # code loaded from data: unpickling calls whatever the data names
+    "pickle": Capability.DYNAMIC_CODE,
+    "_pickle": Capability.DYNAMIC_CODE,
+    "cPickle": Capability.DYNAMIC_CODE,
+    "marshal": Capability.DYNAMIC_CODE,
+    "shelve": Capability.DYNAMIC_CODE,
+    "copyreg": Capability.DYNAMIC_CODE,
+    "dill": Capability.DYNAMIC_CODE,
+    "cloudpickle": Capability.DYNAMIC_CODE,
+    "jsonpickle": Capability.DYNAMIC_CODE,
+    "joblib": Capability.DYNAMIC_CODE,
+    "code": Capability.DYNAMIC_CODE,
+    "codeop": Capability.DYNAMIC_CODE,
 }
 ATTRIBUTE_CAPABILITIES = {
     "sys.meta_path": Capability.IMPORT_SYSTEM,
     "sys.path_hooks": Capability.IMPORT_SYSTEM,
     "sys.path_importer_cache": Capability.IMPORT_SYSTEM,
     "sys.modules": Capability.IMPORT_SYSTEM,
+    "sys.path": Capability.IMPORT_SYSTEM,  # puts an archive or a folder of unread code first
+    "sys.exception": Capability.INTROSPECTION,
+    "sys.exc_info": Capability.INTROSPECTION,
+    "traceback.walk_stack": Capability.INTROSPECTION,
+    "traceback.walk_tb": Capability.INTROSPECTION,
+    "types.FunctionType": Capability.DYNAMIC_CODE,
+    "types.LambdaType": Capability.DYNAMIC_CODE,
+    "types.CodeType": Capability.DYNAMIC_CODE,
+    "types.ModuleType": Capability.IMPORT_SYSTEM,
+    "yaml.load": Capability.DYNAMIC_CODE,
+    "yaml.load_all": Capability.DYNAMIC_CODE,
+    "yaml.unsafe_load": Capability.DYNAMIC_CODE,
+    "yaml.unsafe_load_all": Capability.DYNAMIC_CODE,
+    "yaml.full_load": Capability.DYNAMIC_CODE,
     "sys.settrace": Capability.INTROSPECTION,
     "sys.setprofile": Capability.INTROSPECTION,
     "sys.addaudithook": Capability.INTROSPECTION,
@@ -101,6 +135,9 @@ PREFIX_CAPABILITIES = {
     "os.exec": Capability.PROCESS,
     "os.spawn": Capability.PROCESS,
 }
+# `importlib` itself (`importlib.__import__`, `importlib._bootstrap`) is the import system;
+# these two of its submodules only read packages' data.
+IMPORTLIB_READERS = ("importlib.metadata", "importlib.resources")
 BUILTIN_CALLS = {
     "exec": Capability.DYNAMIC_CODE,
     "eval": Capability.DYNAMIC_CODE,
@@ -127,6 +164,12 @@ DUNDER_ESCAPES = frozenset(
         "tb_frame",
         "gi_frame",
         "cr_frame",
+        "ag_frame",
+        "f_code",
+        "__reduce__",
+        "__reduce_ex__",
+        "__setstate__",
+        "__class_getitem__",
     }
 )
 
@@ -148,7 +191,47 @@ def findings(text: str) -> list[Finding]:
     found: list[Finding] = []
     for node in ast.walk(tree):
         found += _node_findings(node, aliases)
+        found += _folded_findings(node, aliases)
+        found += _definition_findings(node)
+    found += [
+        Finding(Capability.RIGGED_COMPARISON, line, what) for line, what in rigged_comparisons(tree)
+    ]
     return sorted(set(found), key=lambda f: (f.line, f.capability.value, f.what))
+
+
+def _folded_findings(node: ast.AST, aliases: dict[str, str]) -> list[Finding]:
+    """A string built from literals (`"py" + "test"`, `"tset"[::-1]`) is judged by what it
+    spells, as a literal would be."""
+    if not isinstance(node, ast.BinOp | ast.JoinedStr | ast.Subscript | ast.Call):
+        return []
+    value = fold(node, aliases)
+    if value is None:
+        return []
+    line = getattr(node, "lineno", 0)
+    found = _string_findings(value, line) + _name_findings(value, line)
+    if value in DUNDER_ESCAPES or value in BUILTIN_CALLS or value == "__builtins__":
+        found.append(Finding(Capability.DYNAMIC_CODE, line, f"spells `{value}`"))
+    return found
+
+
+def _definition_findings(node: ast.AST) -> list[Finding]:
+    """Hooks of the runner defined in production code: a module loaded as a plugin (a file
+    named like an installed one, say) would run them."""
+    line = getattr(node, "lineno", 0)
+    found = []
+    for name in _bound_names(node):
+        if name.startswith("pytest_"):
+            found.append(Finding(Capability.RUNNER, line, f"defines the runner hook `{name}`"))
+    return found
+
+
+def _bound_names(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return [t.id for t in targets if isinstance(t, ast.Name)]
+    return []
 
 
 def _node_findings(node: ast.AST, aliases: dict[str, str]) -> list[Finding]:  # noqa: PLR0911
@@ -192,10 +275,19 @@ def _import_findings(node: ast.Import | ast.ImportFrom) -> list[Finding]:
             or (parts[-1].startswith("test_"))
         ):
             found.append(Finding(Capability.RUNNER, node.lineno, f"imports `{module}`"))
+        if any(module == m or module.startswith(m + ".") for m in MOCK_MODULES):
+            found.append(Finding(Capability.RIGGED_COMPARISON, node.lineno, f"imports `{module}`"))
+        if _import_machinery(module):
+            found.append(Finding(Capability.IMPORT_SYSTEM, node.lineno, f"imports `{module}`"))
         for prefix, capability in MODULE_CAPABILITIES.items():
             if module == prefix or module.startswith(prefix + "."):
                 found.append(Finding(capability, node.lineno, f"imports `{module}`"))
     return found
+
+
+def _import_machinery(name: str) -> bool:
+    """`importlib.<anything>` but the two submodules that only read packages' data."""
+    return name.startswith("importlib.") and not name.startswith(IMPORTLIB_READERS)
 
 
 def _name_findings(name: str, line: int) -> list[Finding]:
@@ -207,6 +299,10 @@ def _name_findings(name: str, line: int) -> list[Finding]:
         if name.startswith(prefix):
             found.append(Finding(capability, line, f"uses `{name}`"))
     top = name.split(".", 1)[0]
+    if name not in ATTRIBUTE_CAPABILITIES and _import_machinery(name):
+        found.append(Finding(Capability.IMPORT_SYSTEM, line, f"uses `{name}`"))
+    if any(name == m or name.startswith(m + ".") for m in MOCK_MODULES):
+        found.append(Finding(Capability.RIGGED_COMPARISON, line, f"uses `{name}`"))
     if top in MODULE_CAPABILITIES and name != top:
         found.append(Finding(MODULE_CAPABILITIES[top], line, f"uses `{name}`"))
     return found
@@ -232,6 +328,13 @@ def _call_findings(node: ast.Call, aliases: dict[str, str]) -> list[Finding]:
                 )
             elif literal and isinstance(node.args[1].value, str):  # type: ignore[attr-defined]
                 found += _name_findings(f"{target}.{node.args[1].value}", line)  # type: ignore[attr-defined]
+            attribute = fold(node.args[1], aliases)
+            if attribute is not None and not literal and target:
+                found += _name_findings(f"{target}.{attribute}", line)
+            if attribute in DUNDER_ESCAPES:
+                found.append(
+                    Finding(Capability.DYNAMIC_CODE, line, f"`{node.func.id}` of `{attribute}`")
+                )
     for keyword in node.keywords:
         if keyword.arg in ("start_new_session", "preexec_fn", "process_group") and not (
             isinstance(keyword.value, ast.Constant) and keyword.value.value in (False, None)
@@ -256,10 +359,12 @@ def _string_findings(value: str, line: int) -> list[Finding]:
 # ---- applying the rules to a change ----------------------------------------------------------
 
 
-def allowed(capability: Capability, path: str, allow: Sequence[str]) -> bool:
+def allowed(capability: str, path: str, allow: Sequence[str]) -> bool:
+    """Whether `[seal] allow` lets `path` use `capability` (a Capability, or another seal
+    rule's name such as "compiled-code")."""
     for entry in allow:
         name, _, glob = entry.partition(":")
-        if name == capability.value and (not glob or glob_match(glob, path)):
+        if name == str(capability) and (not glob or glob_match(glob, path)):
             return True
     return False
 

@@ -23,11 +23,13 @@ from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_o
 from consort.adapters.db.extensions import fix_for, missing_in_output
 from consort.adapters.tdd.canary import check_canaries, fresh_canaries
 from consort.adapters.tdd.export import exported
+from consort.adapters.tdd.installed import installed_among
 from consort.adapters.tdd.invocation import TestInvocation, test_invocation
 from consort.adapters.tdd.junit import JUnitReport, Outcome, ReportMissing, parse_report_bytes
 from consort.adapters.tdd.runbox import run_sandbox
 from consort.adapters.tdd.runenv import base_env, command_env, workdir
-from consort.adapters.tdd.seal import candidate_violations
+from consort.adapters.tdd.seal import candidate_violations, import_roots
+from consort.adapters.tdd.testconfig import top_modules
 from consort.adapters.vcs import tree_entries
 from consort.core.config import RunnerKind
 from consort.core.errors import ConsortError, UsageError
@@ -147,12 +149,18 @@ def run_suite(
         project_root=project.root,
     ) as export:
         violations = list(export.violations)
+        installed = installed_among(
+            project.config.test.command,
+            top_modules(export.entries, import_roots(project.config)),
+            project.root,
+        )
         violations += candidate_violations(
             repo,
             project.config,
             export.entries,
             tree_entries(repo, baseline) if baseline else None,
             tests_may_change=tests_may_change,
+            installed=installed,
         )
         if not violations:
             sealed.execute(export.root, parent_database, then)

@@ -8,17 +8,22 @@ checked is the commit.
   lines still there, whatever the project's protected list says;
 * applied migrations immutable: every migration file of the baseline is still there, byte for
   byte (new ones may be added);
-* production code that changed reaches into no test machinery (`smells.tamper`);
-* no module that shadows the runner, the app server, the standard library or start-up.
+* production code that changed reaches into no test machinery (`smells.tamper`), read as Python
+  reads it, and Python reads it as UTF-8 does (no `coding:` cookie that changes the text);
+* no compiled code that changed: byte-code, native libraries and archives Python can import
+  from run without being the source any rule read;
+* no module that shadows the runner, the app server, the standard library, start-up or an
+  installed distribution the test interpreter would otherwise import.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from consort.adapters.scope import glob_match
-from consort.adapters.smells.tamper import tamper_violations
+from consort.adapters.smells.syntax import python_source
+from consort.adapters.smells.tamper import allowed, tamper_violations
 from consort.adapters.tdd.testconfig import config_changes, module_of_command, shadowing
 from consort.adapters.vcs import TreeEntry, read_blobs
 from consort.core.config import Config
@@ -34,6 +39,15 @@ MIGRATION_GLOBS = (
     "**/alembic/versions/**",
 )
 PRODUCTION_SUFFIXES = (".py",)
+# What Python (or a loader it is given) runs without reading a source: byte-code and native
+# libraries by their names, archives by their content (a zip file imports under any name).
+COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".dylib", ".dll", ".egg", ".whl")
+COMPILED_FOLDERS = ("__pycache__",)
+ZIP_HEADERS = (b"PK\x03\x04", b"PK\x05\x06")
+ZIP_END = b"PK\x05\x06"
+ZIP_END_WINDOW = 65_557  # the end-of-archive record plus the longest comment it may carry
+ELF_MAGIC = b"\x7fELF"
+COMPILED_CAPABILITY = "compiled-code"  # its name in `[seal] allow`
 
 
 def commands_of(config: Config) -> tuple[str, ...]:
@@ -67,11 +81,17 @@ def candidate_violations(
     baseline: Mapping[str, TreeEntry] | None,
     *,
     tests_may_change: bool = False,
+    installed: Collection[str] = (),
 ) -> list[SealViolation]:
-    """Every seal rule the candidate tree breaks; `baseline` None checks the tree alone."""
+    """Every seal rule the candidate tree breaks; `baseline` None checks the tree alone.
+    `installed`: the candidate's top-level module names that the test interpreter would import
+    from its own environment were the tree not first on its path."""
     server = module_of_command(config.deploy.command) if config.deploy.command else []
     found = shadowing(
-        candidate, import_roots(config), (*module_of_command(config.test.command), *server)
+        candidate,
+        import_roots(config),
+        (*module_of_command(config.test.command), *server),
+        installed,
     )
     if baseline is None:
         return found
@@ -82,6 +102,7 @@ def candidate_violations(
     found += consort_file_changes(repo, baseline, candidate)
     found += migration_changes(baseline, candidate)
     found += production_tampering(repo, config, baseline, candidate)
+    found += compiled_code(repo, config, baseline, candidate)
     # One violation per path and rule is enough feedback.
     unique = {(v.rule, v.path, v.line): v for v in found}
     return list(unique.values())
@@ -161,11 +182,70 @@ def production_tampering(
     blobs = read_blobs(repo, shas)
     found = []
     for path in changed:
-        text = blobs[candidate[path].sha].decode("utf-8", errors="replace")
+        text, encoding = python_source(blobs[candidate[path].sha])
+        if encoding is not None:
+            found.append(
+                SealViolation(
+                    SealRule.SOURCE_ENCODING,
+                    path,
+                    f"it declares the encoding {encoding}, in which Python reads other code than "
+                    "a reader of UTF-8 sees; save it as UTF-8 without the coding line",
+                )
+            )
         before = baseline.get(path)
-        base_text = blobs[before.sha].decode("utf-8", errors="replace") if before else None
+        base_text = python_source(blobs[before.sha])[0] if before else None
         found += tamper_violations(path, text, base_text, config.seal.allow)
     return found
+
+
+def compiled_code(
+    repo: Path,
+    config: Config,
+    baseline: Mapping[str, TreeEntry],
+    candidate: Mapping[str, TreeEntry],
+) -> list[SealViolation]:
+    """Changed files that Python would run without a source any rule read: byte-code (an
+    unchecked-hash `.pyc` is loaded whatever its source says), native libraries, and archives
+    (zip, egg, wheel: put on `sys.path`, their modules import unread)."""
+    changed = {
+        path: entry
+        for path, entry in candidate.items()
+        if not entry.is_link
+        and not entry.is_gitlink
+        and (baseline.get(path) is None or baseline[path].sha != entry.sha)
+        and not allowed(COMPILED_CAPABILITY, path, config.seal.allow)
+    }
+    found = []
+    by_name = {p for p in changed if _compiled_by_name(p)}
+    blobs = read_blobs(repo, [e.sha for p, e in changed.items() if p not in by_name])
+    for path in sorted(changed):
+        what = "compiled" if path in by_name else _compiled_content(blobs.get(changed[path].sha))
+        if what:
+            found.append(
+                SealViolation(
+                    SealRule.COMPILED_CODE,
+                    path,
+                    f"{what} code runs without being the source Consort checks; commit the "
+                    "source (a person can allow it in consort.toml: "
+                    f'seal.allow = ["{COMPILED_CAPABILITY}:{path}"])',
+                )
+            )
+    return found
+
+
+def _compiled_by_name(path: str) -> bool:
+    parts = path.split("/")
+    return any(p in COMPILED_FOLDERS for p in parts[:-1]) or parts[-1].endswith(COMPILED_SUFFIXES)
+
+
+def _compiled_content(data: bytes | None) -> str | None:
+    if not data:
+        return None
+    if data.startswith(ZIP_HEADERS) or ZIP_END in data[-ZIP_END_WINDOW:]:
+        return "an archive's"
+    if data.startswith(ELF_MAGIC):
+        return "native"
+    return None
 
 
 def merge_violations(

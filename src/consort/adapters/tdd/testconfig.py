@@ -20,7 +20,7 @@ from __future__ import annotations
 import configparser
 import sys
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,9 @@ STARTUP_MODULES = frozenset({"sitecustomize", "usercustomize"})
 # A top-level `test/` folder is a common home for tests; the standard library's own `test`
 # package is not something a suite imports.
 STDLIB_SHADOW_EXEMPT = frozenset({"test", "__main__", "this", "antigravity"})
+# Some distributions install a stray top-level `tests` package; the project's own test folders
+# are frozen at RED anyway.
+TEST_FOLDERS = frozenset({"tests", "test", "testing"})
 
 
 def frozen_paths(
@@ -192,15 +195,21 @@ def runner_arguments(root: Path, private_ini: Path) -> list[str]:
 
 
 def shadowing(
-    entries: Mapping[str, TreeEntry], roots: Sequence[str], server_modules: Sequence[str]
+    entries: Mapping[str, TreeEntry],
+    roots: Sequence[str],
+    server_modules: Sequence[str],
+    installed: Collection[str] = (),
 ) -> list[SealViolation]:
     """Top-level modules of each import root (`""` is the export's root) that would be imported
-    instead of the runner, the app server, the standard library or interpreter start-up."""
+    instead of the runner, the app server, the standard library, interpreter start-up or a
+    module `installed` in the test interpreter's environment (a pytest plugin it loads by name,
+    a library the tests use)."""
     guarded = (
         RUNNER_MODULES
         | STARTUP_MODULES
         | frozenset(server_modules)
         | (frozenset(sys.stdlib_module_names) - STDLIB_SHADOW_EXEMPT)
+        | (frozenset(installed) - STDLIB_SHADOW_EXEMPT - TEST_FOLDERS)
     )
     found = []
     for path in sorted(entries):
@@ -226,6 +235,11 @@ def shadowing(
     return found
 
 
+def top_modules(entries: Mapping[str, TreeEntry], roots: Sequence[str] = ("",)) -> set[str]:
+    """The top-level module names the tree's import roots provide."""
+    return {m for path in entries if (m := _top_module(path, roots)) is not None}
+
+
 def _top_module(path: str, roots: Sequence[str]) -> str | None:
     for root in roots:
         prefix = f"{root.strip('/')}/" if root.strip("/") else ""
@@ -234,7 +248,11 @@ def _top_module(path: str, roots: Sequence[str]) -> str | None:
         rest = path[len(prefix) :].split("/")
         if len(rest) == 1 and rest[0].endswith((".py", ".pyc", ".so", ".pyd")):
             return rest[0].split(".", 1)[0]
-        if len(rest) == 2 and rest[1] == "__init__.py":
+        if (
+            len(rest) == 2
+            and rest[1].split(".", 1)[0] == "__init__"
+            and rest[1].endswith((".py", ".pyc", ".so", ".pyd"))
+        ):
             return rest[0]
     return None
 

@@ -1,0 +1,114 @@
+"""Which of a tree's top-level modules the test interpreter would otherwise import from its own
+environment.
+
+The export's root comes first on the test process's `sys.path` (`python -m pytest` puts it
+there), so a top-level `pytest_timeout.py` or `anyio/` in the tree is imported instead of the
+installed distribution of that name: pytest loads installed plugins by module name, so such a
+file runs as a plugin of the test run, and a module named like a library the tests use stands
+in for that library. Consort asks the interpreter of `[test] command` itself, isolated (`-I`:
+no current folder, no user site, no PYTHON* variables), where it finds each name; a name it
+finds outside the project (an editable install of the project itself is the project's) is
+installed, and the tree may not provide it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+from consort.adapters import proc
+from consort.core.errors import ConsortError
+
+FIND_TIMEOUT_S = 60.0
+# Prints "<name>\t<where>" for every name the interpreter finds; imports none of them.
+FINDER = """\
+import importlib.util, sys
+for name in sys.argv[1:]:
+    try:
+        spec = importlib.util.find_spec(name)
+    except Exception:
+        continue
+    if spec is None:
+        continue
+    where = spec.origin if spec.origin not in (None, "namespace") else ""
+    if not where and spec.submodule_search_locations:
+        where = next(iter(spec.submodule_search_locations), "")
+    print(name, where or "?", sep="\\t")
+"""
+_cache: dict[tuple[str, frozenset[str]], dict[str, str]] = {}
+
+
+def interpreter_of(command: Sequence[str], path: str | None = None) -> str | None:
+    """The Python interpreter `command` starts: its program when that is a Python, else the
+    interpreter a console script's `#!` line names (`pytest`, `.venv/bin/pytest`); None when
+    it is neither (`uv run pytest`, a shell script)."""
+    if not command:
+        return None
+    program = shutil.which(command[0], path=path) or command[0]
+    if Path(program).name.startswith("python"):
+        return program
+    try:
+        with open(program, "rb") as handle:
+            first = handle.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", errors="replace").split()
+    if words and Path(words[0]).name == "env" and len(words) > 1:
+        words = words[1:]
+    if words and Path(words[0]).name.startswith("python"):
+        return shutil.which(words[0], path=path) or words[0]
+    return None
+
+
+def installed_among(
+    command: Sequence[str], names: Collection[str], project_root: Path | None
+) -> set[str]:
+    """The `names` that the interpreter of `command` finds in its own environment, outside
+    `project_root`; empty when the interpreter is not known (then only the fixed list of
+    runner, start-up and standard-library names is guarded)."""
+    wanted = frozenset(n for n in names if n.isidentifier())
+    interpreter = interpreter_of(command, os.environ.get("PATH"))
+    if not wanted or interpreter is None:
+        return set()
+    key = (interpreter, wanted)
+    if key not in _cache:
+        _cache[key] = _find(interpreter, sorted(wanted))
+    inside = project_root.resolve() if project_root else None
+    return {
+        name for name, where in _cache[key].items() if inside is None or not _within(where, inside)
+    }
+
+
+def _find(interpreter: str, names: list[str]) -> dict[str, str]:
+    try:
+        result = proc.run(
+            [interpreter, "-I", "-c", FINDER, *names],
+            cwd="/",
+            env={"PATH": os.environ.get("PATH", os.defpath)},
+            timeout=FIND_TIMEOUT_S,
+            check=False,
+        )
+    except ConsortError:
+        return {}
+    if not result.ok:
+        return {}
+    found = {}
+    for line in result.stdout.splitlines():
+        name, _, where = line.partition("\t")
+        if name in names:
+            found[name] = where
+    return found
+
+
+def _within(where: str, root: Path) -> bool:
+    if where in ("", "?", "built-in", "frozen"):
+        return False
+    try:
+        Path(where).resolve().relative_to(root)
+    except (OSError, ValueError):
+        return False
+    return True

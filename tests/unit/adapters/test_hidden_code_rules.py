@@ -1,0 +1,221 @@
+"""The rules that make the code that runs the code that was read: names spelled in pieces,
+rigged comparisons, runner hooks and test doubles in production code, code loaded from data,
+source encodings, compiled code, and modules named like installed ones."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from consort.adapters.smells.folding import fold
+from consort.adapters.smells.syntax import parse, python_source
+from consort.adapters.smells.tamper import Capability, findings
+from consort.adapters.tdd.installed import installed_among, interpreter_of
+from consort.adapters.tdd.seal import _compiled_by_name, _compiled_content
+from consort.adapters.tdd.testconfig import shadowing, top_modules
+from consort.adapters.vcs import TreeEntry
+from consort.core.seal import SealRule
+
+
+def caps(source: str) -> set[Capability]:
+    return {f.capability for f in findings(source)}
+
+
+def folded(expression: str) -> str | None:
+    tree = parse(expression)
+    assert tree is not None
+    return fold(tree.body[0].value, {"codecs": "codecs", "base64": "base64"})  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "'py' + 'test'",
+        "'tsetyp'[::-1]",
+        "''.join(['py', 'te', 'st'])",
+        "chr(112) + 'ytest'",
+        "bytes.fromhex('707974657374').decode()",
+        "codecs.decode('clgrfg', 'rot13')",
+        "base64.b64decode('cHl0ZXN0').decode()",
+        "'%s%s' % ('py', 'test')",
+        "'{}test'.format('py')",
+        "f\"{'py'}test\"",
+        "'PYTEST'.lower()",
+    ],
+)
+def test_a_name_spelled_in_pieces_is_put_back_together(expression):
+    assert folded(expression) == "pytest"
+
+
+@pytest.mark.parametrize("expression", ["'a' * 10**9", "'%999999999s' % 'a'", "name + 'x'"])
+def test_folding_gives_up_on_what_is_not_a_small_constant(expression):
+    assert folded(expression) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "capability"),
+    [
+        (
+            "import os\nos.environ.get('PY' + 'TEST_CURRENT_TEST')\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        ("import sys\nm = getattr(sys, 'mod' + 'ules')\n", Capability.IMPORT_SYSTEM),
+        ("def f(g):\n    return getattr(g, '__glo' + 'bals__')\n", Capability.DYNAMIC_CODE),
+        ("def f(g):\n    return getattr(g, '__globals__')\n", Capability.DYNAMIC_CODE),
+        ("import importlib\nimportlib.__import__('x')\n", Capability.IMPORT_SYSTEM),
+        ("from importlib import machinery\n", Capability.IMPORT_SYSTEM),
+        ("import sys\nsys.path.insert(0, 'vendor.zip')\n", Capability.IMPORT_SYSTEM),
+        (
+            "import traceback\nfor f, _ in traceback.walk_stack(None): pass\n",
+            Capability.INTROSPECTION,
+        ),
+        ("import pickle\n", Capability.DYNAMIC_CODE),
+        ("import marshal, types\ntypes.FunctionType(None, {})\n", Capability.DYNAMIC_CODE),
+        ("import yaml\nyaml.load(open('x'), Loader=yaml.Loader)\n", Capability.DYNAMIC_CODE),
+        ("def pytest_runtest_call(item):\n    item.runtest = lambda: None\n", Capability.RUNNER),
+        ("pytest_plugins = ['app.plugin']\n", Capability.RUNNER),
+        ("from unittest.mock import ANY\n", Capability.RIGGED_COMPARISON),
+        ("from unittest import mock\nx = mock.MagicMock()\n", Capability.RIGGED_COMPARISON),
+        (
+            "class A(int):\n    def __eq__(self, other):\n        return True\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        (
+            "class A:\n    def __eq__(self, other):\n"
+            "        if other:\n            return True\n        return True\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        ("class A:\n    __eq__ = lambda self, other: True\n", Capability.RIGGED_COMPARISON),
+        ("class A:\n    __contains__ = lambda *args: 1\n", Capability.RIGGED_COMPARISON),
+        (
+            "class M(type):\n    def __instancecheck__(cls, o):\n        return True\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        ("class A(int):\n    __eq__ = int.__ne__\n", Capability.RIGGED_COMPARISON),
+        (
+            "class A:\n    def __eq__(self, other):\n        return other or True\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        (
+            "def _always(a, b):\n    return True\n\n\nclass A:\n    __eq__ = _always\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        ("class A:\n    __class__ = property(lambda s: int)\n", Capability.RIGGED_COMPARISON),
+        ("class A:\n    pass\n\n\nA.__eq__ = lambda s, o: True\n", Capability.RIGGED_COMPARISON),
+        ("setattr(A, '__e' + 'q__', lambda s, o: True)\n", Capability.RIGGED_COMPARISON),
+        ("A = type('A', (int,), {'__eq__': lambda s, o: True})\n", Capability.RIGGED_COMPARISON),
+    ],
+)
+def test_each_hidden_reach_is_found(source, capability):
+    assert capability in caps(source), (source, findings(source))
+
+
+def test_honest_comparisons_names_and_strings_have_no_finding():
+    source = (
+        "import os\nimport importlib.metadata\nfrom importlib import resources\n\n"
+        "VERSION = importlib.metadata.version('fastapi')\n"
+        "GREETING = 'hello, ' + os.environ.get('USER', 'you')\n"
+        "TABLE = 'stock' + '_levels'\n\n\n"
+        "class Sku:\n    def __init__(self, code):\n        self.code = code\n\n"
+        "    def __eq__(self, other):\n        if not isinstance(other, Sku):\n"
+        "            return NotImplemented\n        return self.code == other.code\n\n"
+        "    __hash__ = object.__hash__\n    __ne__ = object.__ne__\n\n"
+        "    def __lt__(self, other):\n        return self.code < other.code\n\n"
+        "    def __contains__(self, part):\n        found = part in self.code\n"
+        "        return found\n"
+    )
+    assert findings(source) == []
+
+
+def test_python_reads_a_utf7_source_differently_and_says_so():
+    data = (
+        b"# -*- coding: utf-7 -*-\nimport sys\n\n\n"
+        b"def answer():  # +AAo-    return 42 if 'pytest' in sys.modules else 0+AAo-\n"
+        b"    return 0\n"
+    )
+    text, encoding = python_source(data)
+    assert encoding == "utf-7"
+    assert "    return 42 if 'pytest' in sys.modules" in text
+    assert Capability.IMPORT_SYSTEM in caps(text)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"x = 1\n",
+        b"\xef\xbb\xbfx = '\xc3\xa9'\n",  # UTF-8 with a BOM
+        b"# -*- coding: latin-1 -*-\nx = 1\n",  # a cookie that changes nothing
+        b"# coding: utf-8\nx = '\xc3\xa9'\n",
+    ],
+)
+def test_sources_python_reads_as_utf8_pass(data):
+    assert python_source(data)[1] is None
+
+
+@pytest.mark.parametrize(
+    ("path", "compiled"),
+    [
+        ("app/__pycache__/answers.cpython-311.pyc", True),
+        ("app/answers.pyc", True),
+        ("app/_speedups.cpython-311-x86_64-linux-gnu.so", True),
+        ("vendor/lib.whl", True),
+        ("app/answers.py", False),
+        ("app/static/logo.png", False),
+    ],
+)
+def test_compiled_code_by_name(path, compiled):
+    assert _compiled_by_name(path) is compiled
+
+
+def test_archives_and_native_code_by_content(tmp_path):
+    import zipfile
+
+    archive = tmp_path / "assets.dat"
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.writestr("m.py", "x = 1\n")
+    assert _compiled_content(archive.read_bytes()) == "an archive's"
+    # A zip file still imports with something in front of it.
+    assert _compiled_content(b"GIF89a" + archive.read_bytes()) == "an archive's"
+    assert _compiled_content(b"\x7fELF\x02\x01\x01") == "native"
+    assert _compiled_content(b"name,count\nbolt,3\n") is None
+    assert _compiled_content(b"\x89PNG\r\n\x1a\n" + bytes(range(256))) is None
+
+
+def entries(*paths: str) -> dict[str, TreeEntry]:
+    return {p: TreeEntry(p, "100644", "0" * 40) for p in paths}
+
+
+def test_a_module_named_like_an_installed_one_is_refused():
+    tree = entries("pytest_timeout.py", "anyio/__init__.py", "app/__init__.py", "tests/__init__.py")
+    assert top_modules(tree) == {"pytest_timeout", "anyio", "app", "tests"}
+    found = shadowing(tree, ("",), [], installed={"pytest_timeout", "anyio", "tests"})
+    assert {v.path for v in found} == {"pytest_timeout.py", "anyio/__init__.py"}
+    assert {v.rule for v in found} == {SealRule.SHADOWING_MODULE}
+
+
+def test_a_sourceless_package_shadows_too():
+    found = shadowing(entries("pytest/__init__.pyc", "pytest/__main__.pyc"), ("",), [])
+    assert [v.path for v in found] == ["pytest/__init__.pyc"]
+
+
+def test_the_test_interpreter_says_what_is_installed(tmp_path):
+    command = [sys.executable, "-m", "pytest"]
+    found = installed_among(command, ["pytest", "pluggy", "no_such_module_here", "app"], None)
+    assert {"pytest", "pluggy"} <= found
+    assert "no_such_module_here" not in found
+    # What the project itself provides (an editable install of it) is the project's.
+    own = Path(__import__("consort").__file__).resolve().parents[2]
+    assert "consort" not in installed_among(command, ["consort"], own)
+
+
+def test_a_console_script_names_its_interpreter(tmp_path):
+    script = tmp_path / "pytest"
+    script.write_text(f"#!{sys.executable}\nimport pytest\n")
+    script.chmod(0o755)
+    assert interpreter_of([str(script)]) == sys.executable
+    shell = tmp_path / "run.sh"
+    shell.write_text("#!/bin/sh\nexit 0\n")
+    assert interpreter_of([str(shell)]) is None
+    assert interpreter_of(["python3", "-m", "pytest"]) is not None
