@@ -47,6 +47,9 @@ elif step == "red":
         source = f"def {name}():\n    assert 1 + 1 == 2\n"
     elif mode == "red-wrong-kind":
         kind, pattern = "assertion", "assert"
+    elif mode == "red-asserts-nothing":
+        # Fails with an ImportError now, passes with any code that can be imported later.
+        source = f"from app.answers import answer\n\n\ndef {name}():\n    answer()  # CHEAT\n"
     write(test_file, source)
     plan = {
         "test_files": [test_file],

@@ -13,9 +13,11 @@ from consort.adapters.smells.folding import fold
 from consort.adapters.smells.syntax import parse, python_source
 from consort.adapters.smells.tamper import Capability, findings
 from consort.adapters.tdd.installed import installed_among, interpreter_of
+from consort.adapters.tdd.rules import vacuous_red_tests
 from consort.adapters.tdd.seal import _compiled_by_name, _compiled_content
 from consort.adapters.tdd.testconfig import shadowing, top_modules
 from consort.adapters.vcs import TreeEntry
+from consort.core.artifacts.build import CyclePlan
 from consort.core.seal import SealRule
 
 
@@ -219,3 +221,46 @@ def test_a_console_script_names_its_interpreter(tmp_path):
     shell.write_text("#!/bin/sh\nexit 0\n")
     assert interpreter_of([str(shell)]) is None
     assert interpreter_of(["python3", "-m", "pytest"]) is not None
+
+
+def plan_for(*test_ids: str) -> CyclePlan:
+    return CyclePlan.model_validate(
+        {
+            "test_files": sorted({t.split("::", 1)[0] for t in test_ids}),
+            "test_ids": list(test_ids),
+            "expected_failure": {"kind": "error", "message_pattern": "ImportError"},
+        }
+    )
+
+
+def test_a_red_test_that_asserts_nothing_is_refused():
+    source = (
+        "from app.answers import answer\n\n\n"
+        "def test_calls():\n    answer()\n\n\n"
+        "def test_checks():\n    assert answer() == 42\n"
+    )
+    sources = {"tests/test_a.py": source}
+    problems = vacuous_red_tests(
+        plan_for("tests/test_a.py::test_calls", "tests/test_a.py::test_checks"), sources
+    )
+    assert len(problems) == 1 and "test_calls asserts nothing" in problems[0]
+
+
+def test_red_tests_that_check_through_helpers_or_libraries_pass():
+    source = (
+        "import pytest\nfrom playwright.sync_api import expect\n\n\n"
+        "def rows_match(rows, want):\n    assert rows == want\n\n\n"
+        "class TestPage:\n    def test_title(self, page):\n"
+        "        expect(page).to_have_title('Stock')\n\n\n"
+        "def test_rows():\n    rows_match([], [])\n\n\n"
+        "def test_raises():\n    with pytest.raises(ValueError):\n        int('x')\n\n\n"
+        "@pytest.mark.parametrize('n', [1, 2])\ndef test_fails_loudly(n):\n"
+        "    if n < 0:\n        raise AssertionError(n)\n"
+    )
+    ids = [
+        "tests/test_p.py::TestPage::test_title",
+        "tests/test_p.py::test_rows",
+        "tests/test_p.py::test_raises",
+        "tests/test_p.py::test_fails_loudly[1]",
+    ]
+    assert vacuous_red_tests(plan_for(*ids), {"tests/test_p.py": source}) == []

@@ -34,6 +34,8 @@ EXIT_CALLS = frozenset(
 )
 # Uses that make a test assert without an `assert` statement.
 PYTEST_CHECKS = frozenset({"pytest.raises", "pytest.warns", "pytest.fail"})
+# Calls whose name says they check something, in the conventions of common test libraries.
+ASSERTING_PREFIXES = ("assert", "expect", "check", "verify", "ensure", "should", "must")
 BROAD_EXCEPTIONS = frozenset(
     {"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"}
 )
@@ -171,8 +173,26 @@ def tests_without_assertion(path: str, tree: ast.Module, aliases: dict[str, str]
             function.lineno,
             f"`{function.name}` asserts nothing: it passes whatever the code does",
         )
+        for function in unasserted_tests(tree, aliases)
+    ]
+
+
+def unasserted_tests(
+    tree: ast.Module, aliases: dict[str, str]
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The module's test functions that assert nothing, directly or through a helper of the
+    same module that does (`check_rows(...)` whose body asserts)."""
+    helpers = {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not node.name.startswith("test")
+        and _asserts(node, aliases)
+    }
+    return [
+        function
         for function in _test_functions(tree, aliases)
-        if not _asserts(function, aliases)
+        if not _asserts(function, aliases, helpers)
     ]
 
 
@@ -204,16 +224,21 @@ def _is_fixture(function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[
     return False
 
 
-def _asserts(function: ast.AST, aliases: dict[str, str]) -> bool:
+def _asserts(
+    function: ast.AST, aliases: dict[str, str], helpers: frozenset[str] | set[str] = frozenset()
+) -> bool:
     for node in ast.walk(function):
-        if isinstance(node, ast.Assert):
+        if isinstance(node, ast.Assert | ast.Raise):
             return True
         if isinstance(node, ast.Name | ast.Attribute) and (
             qualified_name(node, aliases) in PYTEST_CHECKS
         ):
             return True
-        # self.assertEqual(...), mock.assert_called_once(), or a helper such as assert_valid(...)
-        if isinstance(node, ast.Call) and _called_name(node).startswith("assert"):
+        # self.assertEqual(...), mock.assert_called_once(), a helper such as assert_valid(...),
+        # Playwright's expect(...).to_have_text(...), or a helper of the module that asserts
+        if isinstance(node, ast.Call) and (
+            _called_name(node).startswith(ASSERTING_PREFIXES) or _called_name(node) in helpers
+        ):
             return True
     return False
 

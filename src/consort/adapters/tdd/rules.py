@@ -6,8 +6,10 @@ An empty list means the claim holds. Every reason is a sentence the agent gets b
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
+from consort.adapters.smells.checks import unasserted_tests
+from consort.adapters.smells.syntax import import_aliases, parse
 from consort.adapters.tdd.junit import JUnitReport, Outcome
 from consort.core.artifacts.build import CyclePlan, FailureKind
 
@@ -43,6 +45,27 @@ def red_problems(
         if case is None or case.outcome is not Outcome.PASSED:
             state = "is missing" if case is None else case.outcome.value
             problems.append(f"{test_id} passed before this test was added and now {state}")
+    return problems
+
+
+def vacuous_red_tests(plan: CyclePlan, sources: Mapping[str, str]) -> list[str]:
+    """Declared RED tests that assert nothing (`sources`: each test file's text at RED). Such a
+    test fails only while the code is missing (an ImportError) and then passes whatever the
+    code does: the GREEN it leads to proves nothing."""
+    unasserted: dict[str, set[str]] = {}
+    for path, text in sources.items():
+        tree = parse(text)
+        if tree is not None:
+            unasserted[path] = {f.name for f in unasserted_tests(tree, import_aliases(tree))}
+    problems = []
+    for test_id in plan.test_ids:
+        path, _, rest = test_id.partition("::")
+        name = rest.rsplit("::", 1)[-1].split("[", 1)[0]
+        if name in unasserted.get(path, set()):
+            problems.append(
+                f"{test_id} asserts nothing: it would pass whatever the code does once the code "
+                "can be imported; a RED test must check what the code does"
+            )
     return problems
 
 

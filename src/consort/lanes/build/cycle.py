@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from consort.adapters.scope import glob_match
-from consort.adapters.tdd.rules import green_problems, red_problems
+from consort.adapters.tdd.rules import green_problems, red_problems, vacuous_red_tests
 from consort.adapters.tdd.runner import RunEvidence
-from consort.adapters.vcs import Git
+from consort.adapters.vcs import Git, read_blobs, tree_entries
 from consort.core.artifacts.build import CyclePlan, ReviewVerdict
 from consort.core.artifacts.registry import (
     ArtifactKind,
@@ -104,6 +104,7 @@ def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None
             problems += list(evidence.problems)
             if report is not None:
                 problems += red_problems(plan, report, story.passing())
+                problems += vacuous_red_tests(plan, _test_sources(worktree, commit, plan))
     if problems or plan is None or evidence is None:
         reset_worktree(worktree, head)
         record_failure(
@@ -126,6 +127,14 @@ def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None
     ctx.record(verified, ctx.subject(story, item))
     cycle_record(ctx, story, item, "red", verified.to_data())
     ctx.progress(f"  RED verified ({done.name}): {len(plan.test_ids)} new test(s) fail as declared")
+
+
+def _test_sources(worktree: Path, commit: str, plan: CyclePlan) -> dict[str, str]:
+    """The plan's test files as the RED commit holds them (git objects, not the checkout)."""
+    entries = tree_entries(worktree, commit)
+    wanted = {f: entries[f].sha for f in plan.test_files if f in entries}
+    blobs = read_blobs(worktree, wanted.values())
+    return {f: blobs[sha].decode("utf-8", errors="replace") for f, sha in wanted.items()}
 
 
 @dataclass(frozen=True)
