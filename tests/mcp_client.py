@@ -3,6 +3,7 @@ the real command started as a child process in a project."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import sys
@@ -71,7 +72,9 @@ def mcp_session(
                 return [tool.name for tool in listed.tools], answers
 
     try:
-        tools, answers = anyio.run(run)
+        # its own thread: the caller's may run an event loop already (Playwright's does)
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            tools, answers = pool.submit(anyio.run, run).result()
         return Session(tools, answers, log.read_text(encoding="utf-8"))
     finally:
         log.unlink(missing_ok=True)

@@ -5,33 +5,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from tests.e2e.conftest import DEMO_TIMEOUT_S
 from tests.helpers import consort, git, ok
 from tests.integration.conftest import destroy_project_cluster
 
-# A whole demo is minutes of work, many more on a busy machine: these limits only catch a hang,
-# well above the suite's default per-test limit, which a loaded machine can exceed.
-DEMO_TIMEOUT_S = 1800
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(2 * DEMO_TIMEOUT_S)]
 
 
 def _events(root: Path) -> list[dict]:
     lines = (root / ".consort" / "ledger.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
-    root = tmp_path_factory.mktemp("demo") / "stockflow"
-    result = consort("demo", str(root), cwd=root.parent, timeout=DEMO_TIMEOUT_S)
-    yield root, result.stdout + result.stderr
-    destroy_project_cluster(root)
-    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_demo_completes_and_verifies(demo):

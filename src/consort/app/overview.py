@@ -75,9 +75,9 @@ def overview(project: Project) -> Overview:
     )
     result.decisions = _decisions(events)
     result.features = [_feature(project, state, f, result.decisions) for f in state.features]
-    result.turns = _turns(project, events)
+    result.turns = turn_records(project, events)
     result.cost_per_role = _per_role(result.turns)
-    result.runs = _runs(events)
+    result.runs = run_records(events)
     result.violations = [
         {"seq": e["seq"], "time": e["time"], "subject": e["subject"], **e["data"]}
         for e in events
@@ -225,7 +225,7 @@ def _build(project: Project, feature: FeatureState) -> dict[str, Any]:
     }
 
 
-def _turns(project: Project, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def turn_records(project: Project, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     started: dict[str, dict[str, Any]] = {}
     turns = []
     for e in events:
@@ -278,7 +278,7 @@ PROVING = {
 """The events that carry one of Consort's own test runs, and whether it proved its step."""
 
 
-def _runs(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def run_records(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Consort's own test runs, for the timeline: each ends when its event was recorded."""
     from datetime import datetime, timedelta
 

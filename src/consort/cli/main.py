@@ -36,6 +36,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "consort.cli.spike",  # spike NAME, spike end|list|gc
     "consort.cli.experiment",  # experiment (not built yet: says so)
     "consort.cli.log",  # log
+    "consort.cli.report",  # report
     "consort.cli.schema",  # schema
     "consort.cli.guard",  # guard, update-agents
     "consort.cli.demo",  # demo

@@ -1,0 +1,233 @@
+"""The dashboard in a real Chromium: the finished demo rendered, a running `drive` appearing on
+the open page, an approval made on the page with the token, and the refusals without it, from
+another origin, and of anything an agent or a request wrote that tries to run as script.
+Screenshots of the main views are kept as artefacts (tests/browser.py says where)."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser import artefacts, browser  # noqa: F401
+from tests.dashboard_process import Dashboard, running_dashboard
+from tests.e2e.conftest import DEMO_TIMEOUT_S
+from tests.helpers import consort, ok
+from tests.integration.conftest import destroy_project_cluster
+from tests.integration.test_dashboard import at_design_gate, ledger_lines  # noqa: F401
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(2 * DEMO_TIMEOUT_S)]
+WAIT_MS = 120_000  # only a hang fails: a loaded machine is slow, never wrong
+
+
+class Page:
+    """A browser tab on the dashboard, with the script errors it raised."""
+
+    def __init__(self, browser: Any, dash: Dashboard) -> None:  # noqa: F811
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.tab = self.context.new_page()
+        self.errors: list[str] = []
+        self.tab.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.tab.goto(dash.url)
+        self.tab.wait_for_selector("body[data-loaded]", timeout=WAIT_MS)
+        self.tab.wait_for_selector("#live.ok", timeout=WAIT_MS)  # the event stream is open
+
+    def text(self, selector: str) -> str:
+        return str(self.tab.locator(selector).first.inner_text())
+
+    def shot(self, name: str) -> Path:
+        path = artefacts() / f"{name}.png"
+        self.tab.screenshot(path=str(path), full_page=True)
+        return path
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Any]:  # noqa: F811
+    pages: list[Page] = []
+
+    def open_tab(dash: Dashboard) -> Page:
+        pages.append(Page(browser, dash))
+        return pages[-1]
+
+    yield open_tab
+    for page in pages:
+        page.close()
+
+
+def test_the_page_renders_the_finished_demo(demo, tab):
+    root, _ = demo
+    with running_dashboard(root, terminal=False) as dash:
+        page = tab(dash)
+        events = len(ledger_lines(root))
+        assert page.text("#ledger") == f"ledger ok · {events} events"
+        page.tab.wait_for_selector("#verify.ok", timeout=WAIT_MS)
+        assert page.text("#verify") == "verify: holds"
+        assert "every feature is done" in page.text("#next") or "done" in page.text("#next")
+        feature = page.tab.locator('.feature[data-feature="F1-stock-visibility"]')
+        assert "lane done" in feature.inner_text()
+        for story in ("S1-file-stock", "S2-stock-by-location", "S3-sku-detail"):
+            assert story in feature.inner_text()
+        assert page.tab.locator("table.cycles tbody tr").count() == 10  # T1..T10
+        assert "green.failed-1" in feature.inner_text()  # the recorded repair
+        view = json.loads(page.tab.evaluate("fetch('/api/overview').then(r => r.text())"))
+        bars = page.tab.locator("#timeline rect").count()
+        assert bars == len(view["turns"]) + len(view["runs"]) > 0
+        assert page.tab.locator("#per-role rect").count() == len(view["cost_per_role"])
+        assert "No gate is waiting." in page.text("#pending")
+        assert "Read-only" in page.text("#read-only")
+        assert page.tab.locator("#token-form").is_hidden()
+        page.tab.locator("#events li").first.wait_for(timeout=WAIT_MS)
+        assert page.errors == []
+        page.shot("demo-overview")
+        feature.screenshot(path=str(artefacts() / "demo-feature.png"))
+        page.tab.locator("#timeline").screenshot(path=str(artefacts() / "demo-timeline.png"))
+
+
+class Attacker:
+    """A page on another origin (another port of 127.0.0.1), which knows the leaked token."""
+
+    def __init__(self, dash: Dashboard) -> None:
+        body = ATTACK.replace("{{target}}", dash.origin).replace("{{token}}", dash.token or "")
+        content = body.encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/html")
+                self.end_headers()
+                self.wfile.write(content)
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+ATTACK = """<!doctype html><html><body>
+<form id="f" method="POST" action="{{target}}/api/approve" target="sink"
+      enctype="text/plain"><input name='{"gate":"design","subject":"F1","x":"' value='"}'></form>
+<iframe name="sink"></iframe>
+<script>
+window.results = {};
+async function attack() {
+  const body = JSON.stringify({gate: "design", subject: "F1", note: "from elsewhere"});
+  try {
+    await fetch("{{target}}/api/approve", {method: "POST", body,
+      headers: {"Content-Type": "application/json", "X-Consort-Token": "{{token}}"}});
+    window.results.cors = "sent and read";
+  } catch (e) { window.results.cors = "blocked"; }
+  try {
+    await fetch("{{target}}/api/approve", {method: "POST", body, mode: "no-cors",
+      headers: {"Content-Type": "text/plain"}});
+    window.results.nocors = "sent";
+  } catch (e) { window.results.nocors = "blocked"; }
+  try {
+    const r = await fetch("{{target}}/api/overview");
+    window.results.read = "read " + (await r.text()).length;
+  } catch (e) { window.results.read = "blocked"; }
+  document.getElementById("f").submit();
+  window.results.form = "submitted";
+}
+attack();
+</script></body></html>"""
+
+
+def test_a_running_drive_shows_up_and_an_approval_needs_the_token_and_this_page(
+    at_design_gate,  # noqa: F811
+    tab,
+    browser,  # noqa: F811
+):
+    root = at_design_gate
+    with running_dashboard(root, terminal=True) as dash:
+        page = tab(dash)
+        assert dash.token
+        pending = page.tab.locator('.pending[data-gate="design"]')
+        assert pending.locator("button.approve").is_disabled()  # no token typed yet
+        page.shot("gate-waiting")
+
+        # a running drive appends to the ledger: its lines arrive on the open page
+        before = len(ledger_lines(root))
+        ok(consort("drive", cwd=root))
+        stopped = [e for e in ledger_lines(root)[before:] if e["type"] == "drive.stopped"]
+        assert stopped
+        page.tab.wait_for_selector(
+            f'#events li[data-seq="{stopped[-1]["seq"]}"][data-type="drive.stopped"]',
+            timeout=WAIT_MS,
+        )
+
+        # forced from this page without the token: refused by the server
+        status = page.tab.evaluate(
+            """fetch('/api/approve', {method: 'POST', headers: {'Content-Type':
+               'application/json'}, body: JSON.stringify({gate: 'design', subject: 'F1'})})
+               .then(r => r.status)"""
+        )
+        assert status == 401
+
+        # another origin that knows the token: the browser and the server refuse it all
+        attacker = Attacker(dash)
+        try:
+            evil = browser.new_page()
+            evil.goto(attacker.url)
+            evil.wait_for_function("window.results && window.results.form", timeout=WAIT_MS)
+            results = evil.evaluate("window.results")
+            assert results["cors"] == "blocked"  # the preflight gets no CORS answer
+            assert results["read"] == "blocked"  # nor does a read
+            evil.wait_for_timeout(1000)  # let the form post and the no-cors post land
+            evil.close()
+        finally:
+            attacker.close()
+        assert not [e for e in ledger_lines(root) if e["type"] == "gate.approved"]
+
+        # the person types the token printed on their terminal and approves
+        page.tab.fill("#token", dash.token)
+        pending.locator("input[type=text]").fill("looks right on the page")
+        pending.locator("button.approve").click()
+        page.tab.wait_for_selector("#decision-result.ok", timeout=WAIT_MS)
+        assert "gate.approved" in page.text("#decision-result")
+        assert "by human" in page.text("#decision-result")
+        page.tab.wait_for_selector('#events li[data-type="gate.approved"]', timeout=WAIT_MS)
+        pending.wait_for(state="detached", timeout=WAIT_MS)  # the gate no longer waits
+        assert page.errors == []
+        page.shot("gate-approved")
+    (approval,) = [e for e in ledger_lines(root) if e["type"] == "gate.approved"]
+    assert approval["actor"] == "human"
+    assert approval["data"]["note"] == "looks right on the page"
+
+
+@pytest.fixture
+def hostile_titles(tmp_path: Path) -> Iterator[Path]:
+    root = tmp_path / "app"
+    try:
+        ok(consort("init", str(root), cwd=tmp_path))
+        request = tmp_path / "request.md"
+        request.write_text('<script>window.pwned = "request"</script>\n\nSee the title.\n')
+        title = "<img src=x onerror=\"window.pwned='title'\"><script>window.pwned=1</script>"
+        ok(consort("intake", "feature", "--file", str(request), "--title", title, cwd=root))
+        yield root
+    finally:
+        destroy_project_cluster(root)
+
+
+def test_markup_written_into_the_project_is_shown_as_text_never_run(hostile_titles, tab):
+    with running_dashboard(hostile_titles, terminal=False) as dash:
+        page = tab(dash)
+        page.tab.wait_for_selector(".feature", timeout=WAIT_MS)
+        page.tab.locator('#events li[data-type="feature.created"]').wait_for(timeout=WAIT_MS)
+        assert page.tab.evaluate("window.pwned === undefined")
+        assert "<img src=x onerror=" in page.text(".feature h3")
+        assert page.tab.locator(".feature img, .feature script").count() == 0
+        assert page.errors == []
