@@ -337,11 +337,12 @@ function start() {
       ? "kept in this page only; decisions are checked by the server" : "not given: the page is read-only";
     if (page.overview) renderDecisions(page.overview);
   });
+  // the overview first: verify re-reads every artifact and commit, and would slow it down
   refresh().then(() => {
     const events = page.overview ? page.overview.ledger.events : 0;
     connect(Math.max(0, events - RECENT_EVENTS));
+    refreshVerify();
   });
-  refreshVerify();
 }
 
 document.addEventListener("DOMContentLoaded", start);
