@@ -13,6 +13,7 @@ import os
 import pathlib
 import shutil
 import sys
+from urllib.parse import urlsplit
 
 fixtures = pathlib.Path(sys.argv[1])
 mode = sys.argv[2] if len(sys.argv) > 2 else "honest"
@@ -109,6 +110,13 @@ elif step in ("green", "repair") and mode in CHEATS:
     for path, text in CHEATS[mode].items():
         write(path, text)
 elif step in ("green", "repair"):
+    # The suite's settings name the turn's own scratch database, as DATABASE_URL does.
+    own = urlsplit(os.environ["DATABASE_URL"])
+    if (os.environ.get("POSTGRES_DB"), os.environ.get("POSTGRES_PORT")) != (
+        own.path.lstrip("/"),
+        str(own.port),
+    ):
+        sys.exit("POSTGRES_DB/POSTGRES_PORT do not name the turn's own database")
     write("backend/app/answers.py", CODE[item])
     if item == "t2":
         write("backend/alembic/versions/0002_answers.py", MIGRATION)

@@ -103,6 +103,8 @@ def test_an_extension_the_embedded_postgresql_lacks_is_named_with_its_fix(tmp_pa
         doctor = json.loads(ok(consort("doctor", "--json", cwd=root)))
         extensions = next(c for c in doctor if c["name"] == "extensions")
         assert extensions["state"] == "fail" and "uuid-ossp" in extensions["detail"]
+        protected = next(c for c in doctor if c["name"] == "protected tests")
+        assert protected["state"] == "ok" and "all 1 test file(s)" in protected["detail"]
         commands = {c["name"]: c for c in doctor if c["name"].endswith(" command")}
         assert commands["test command"]["state"] == "ok"
         assert "in backend/" in commands["test command"]["detail"]

@@ -66,7 +66,7 @@ class Survey:
 def survey(root: Path) -> Survey:
     files = repository_files(root)
     found = Survey(files=files)
-    found.test_files = [f for f in files if _is_test(f)]
+    found.test_files = [f for f in files if is_test_file(f)]
     found.tracked_env = Git.is_repo(root) and Git(root).tracks(".env")
     found.test_cwd = _pytest_folder(root, files, found.test_files)
     alembic = sorted(
@@ -87,7 +87,7 @@ def _name(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def _is_test(path: str) -> bool:
+def is_test_file(path: str) -> bool:
     return bool(PYTHON_TEST.match(_name(path)) or NODE_TEST.match(_name(path)))
 
 
@@ -226,7 +226,9 @@ def _db_variables(root: Path, files: list[str]) -> list[str]:
     """The database variables the project's code, settings or tracked `.env` name."""
     seen: set[str] = set()
     for path in files:
-        if _is_test(path) or not (path.endswith((".py", ".ts", ".js")) or _name(path) == ".env"):
+        if is_test_file(path) or not (
+            path.endswith((".py", ".ts", ".js")) or _name(path) == ".env"
+        ):
             continue
         text = _read(root / path)
         if text:

@@ -233,6 +233,25 @@ def _project_or_none(start: Path | None) -> Project | None:
         return None
 
 
+def _protected_check(project: Project) -> Check:
+    """Whether `[build] protected` matches the project's test files: a glob anchored where no
+    test lives protects nothing."""
+    from consort.adapters.scope import glob_match
+    from consort.adapters.survey import is_test_file, repository_files
+
+    globs = project.config.build.protected
+    tests = [f for f in repository_files(project.root) if is_test_file(f)]
+    loose = [t for t in tests if not any(glob_match(g, t) for g in globs)]
+    if loose:
+        return Check(
+            "protected tests",
+            CheckState.WARN,
+            f"{len(loose)} of {len(tests)} test file(s) match no [build] protected glob "
+            f"(e.g. {loose[0]}): a driver could change them; add a glob for them",
+        )
+    return Check("protected tests", CheckState.OK, f"all {len(tests)} test file(s) are protected")
+
+
 def _command_checks(project: Project) -> list[Check]:
     """The program each of the project's commands resolves to, and the folder it runs in."""
     found = []
@@ -321,6 +340,7 @@ def _project_checks(start: Path | None) -> list[Check]:
         )
     result.append(_extension_check(project))
     result += _command_checks(project)
+    result.append(_protected_check(project))
     from consort.app.hook import env_is_private
 
     if not env_is_private(project):

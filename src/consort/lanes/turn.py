@@ -195,15 +195,23 @@ def _launch(project: Project, turn: OpenTurn, task: Task, request: TurnRequest) 
     """The one place an agent process is started: with only the protocol's environment (its
     task file, role, step, its own database) and the variables the project allows."""
     if request.scratch_of is None:
-        return _start(turn, task, request, request.database_url)
+        return _start(project, turn, task, request, request.database_url)
     from consort.adapters.paired import PairedBranches
 
     with PairedBranches(project).dbs.ephemeral(request.scratch_of) as scratch:
-        return _start(turn, task, request, scratch.url)
+        return _start(project, turn, task, request, scratch.url)
 
 
-def _start(turn: OpenTurn, task: Task, request: TurnRequest, url: str | None) -> TurnOutcome:
+def _start(
+    project: Project, turn: OpenTurn, task: Task, request: TurnRequest, url: str | None
+) -> TurnOutcome:
     env = build_agent_env(turn.dir.task_path, task.role, task.step, url, allow=turn.env_allow)
+    if url is not None:
+        # The suite's own settings (`[test.env]`: POSTGRES_SERVER = "{db.host}", ...) name the
+        # turn's database too, so an agent that runs the tests reaches its own, never a `.env`'s.
+        from consort.adapters.tdd.runenv import table_env
+
+        env.update(table_env(project.config.test, url))
     return turn.adapter.run(task, turn.dir, request.workdir, env)
 
 

@@ -79,3 +79,21 @@ def test_a_vitest_project_gets_the_junit_runner(tmp_path):
     assert config.test.runner is RunnerKind.JUNIT
     assert any("{junit}" in part for part in config.test.command)
     assert config.test.dependencies == ["node_modules"] and config.migrate.command == []
+
+
+def test_doctor_warns_about_test_files_no_protected_glob_matches(tmp_path):
+    from consort.app.doctor import _protected_check
+    from consort.core.project import Project
+
+    _tree(
+        tmp_path,
+        {
+            "consort.toml": '[build]\nprotected = ["tests/**"]\n',
+            "tests/test_a.py": "",
+            "backend/tests/test_b.py": "",
+        },
+    )
+    check = _protected_check(Project(tmp_path))
+    assert check.state.value == "warn" and "backend/tests/test_b.py" in check.detail
+    (tmp_path / "consort.toml").write_text('[build]\nprotected = ["**/tests/**"]\n')
+    assert _protected_check(Project(tmp_path)).state.value == "ok"

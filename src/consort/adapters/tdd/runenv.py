@@ -95,6 +95,17 @@ def command_env(
     return env
 
 
+def table_env(section: CommandSection, database_url: str) -> dict[str, str]:
+    """A command's `env` table alone, for `database_url` (a `{junit}` value is left out: only
+    Consort's run has a report path)."""
+    values = DbParts.from_url(database_url).placeholders()
+    return {
+        name: expand(value, values)
+        for name, value in section.env.items()
+        if JUNIT_PLACEHOLDER not in value
+    }
+
+
 def workdir(tree: Path, section: CommandSection) -> Path:
     """The folder a command runs in, inside the export `tree`."""
     return tree / section.cwd if section.cwd else tree
