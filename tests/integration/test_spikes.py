@@ -215,3 +215,25 @@ def test_a_features_build_turns_get_its_spikes_notes(
             assert Path(task["inputs"]["spike-counter-idea"]) == kept, task["step"]
     finally:
         destroy_project_cluster(root)
+
+
+def test_a_failed_start_leaves_nothing_and_a_leftover_branch_is_named_with_its_fix(
+    project: Path,
+) -> None:
+    before = _databases(project)
+    for point in ("db-copied", "branch-after-db"):
+        failed = consort("spike", "doomed", cwd=project, env={"CONSORT_FAULT": point})
+        assert failed.returncode == 1 and "injected failure" in failed.stderr
+        assert _databases(project) == before
+        assert git(project, "branch", "--list", "spike/doomed") == ""
+        assert not (project / ".consort" / "worktrees" / "_spikes" / "doomed").exists()
+        assert _of_spike(project, EventType.SPIKE_STARTED, "doomed") == []
+
+    ok(consort("branch", "create", "spike/leftover", "--from", "main", cwd=project))
+    refused = consort("spike", "leftover", cwd=project)
+    assert refused.returncode == 2 and "did not finish" in refused.stderr
+    assert "consort branch delete spike/leftover --force" in refused.stderr
+    assert _of_spike(project, EventType.SPIKE_STARTED, "leftover") == []
+    ok(consort("branch", "delete", "spike/leftover", "--force", cwd=project))
+    ok(consort("spike", "leftover", cwd=project))
+    ok(consort("spike", "end", "leftover", cwd=project))

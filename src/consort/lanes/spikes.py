@@ -98,10 +98,13 @@ def start(
     branch = branch_of(name)
     parent = _parent_branch(paired, feature)
     worktree = project.layout.spike_worktree(name)
-    if worktree.exists():
+    if worktree.exists() or paired.git.branch_exists(branch):
+        # Left by a start that was killed before the ledger recorded it: no spike owns them.
+        where = worktree.relative_to(project.root)
         raise UsageError(
-            f"{worktree.relative_to(project.root)} is left from an earlier spike",
-            fix="remove it, then start the spike again",
+            f"{branch} (or its worktree {where}) is left from a spike start that did not finish",
+            fix=f"`git worktree remove --force {where}` and `consort branch delete {branch} "
+            "--force`, then start the spike again",
         )
     info = paired.create(branch, parent)
     try:
