@@ -26,6 +26,7 @@ SHAPE = FIXTURES / "adopt" / "project"
 def _existing_repository(root: Path) -> bytes:
     shutil.copytree(SHAPE, root)
     (root / "dotenv").rename(root / ".env")
+    (root / ".gitignore").write_text("__pycache__/\n*.pyc\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qm", "app")
@@ -64,6 +65,11 @@ def test_a_backend_project_with_a_tracked_env_is_adopted_and_built(tmp_path):
         assert "backend/tests/**" in config["build"]["protected"]  # pytest's testpaths
         assert "DATABASE_URL=postgresql://" in (root / ".env.local").read_text()
         assert git(root, "status", "--porcelain", "--", ".env") == ""
+        # init changed no tracked file at all: its ignore lines live beside the user's
+        assert git(root, "diff", "--name-only") == ""
+        assert (root / ".gitignore").read_text() == "__pycache__/\n*.pyc\n"
+        ignored = git(root, "status", "--porcelain", "--ignored")
+        assert "!! .env.local" in ignored and "!! .consort/db/" in ignored
 
         _drive_with_agents(root)
         git(root, "add", "consort.toml", ".gitignore")

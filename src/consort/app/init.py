@@ -193,6 +193,10 @@ def config_setup(found: Survey) -> tuple[ConfigSetup, list[str]]:
 
 def step_gitignore(project: Project, report: InitReport) -> None:
     path = project.root / ".gitignore"
+    if tracked_env_file(project.root, ".gitignore"):
+        # The repository's own .gitignore is a file of the user's: never rewritten.
+        _ignore_beside(project, report)
+        return
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     present = {line.strip() for line in text.splitlines()}
     entries: tuple[str, ...] = (project.env_file_name, *IGNORED)
@@ -205,6 +209,36 @@ def step_gitignore(project: Project, report: InitReport) -> None:
     block = "# Consort's private files: database state and secrets\n" + "\n".join(missing) + "\n"
     atomic_write_text(path, text + prefix + block)
     report.done.append(f"added {', '.join(missing)} to .gitignore")
+
+
+def _ignore_beside(project: Project, report: InitReport) -> None:
+    """Consort's private files ignored without the user's .gitignore: a `.gitignore` inside
+    `.consort/` (Consort's own file), and the env file in git's local exclude list."""
+    inner = project.state_dir / ".gitignore"
+    text = inner.read_text(encoding="utf-8") if inner.exists() else ""
+    present = {line.strip() for line in text.splitlines()}
+    wanted = [entry.removeprefix(f"{STATE_DIR}/") for entry in IGNORED]
+    missing = [entry for entry in wanted if entry not in present]
+    if missing:
+        inner.parent.mkdir(parents=True, exist_ok=True)
+        block = "# Consort's private files: database state, turns, run logs\n"
+        atomic_write_text(inner, text + block + "\n".join(missing) + "\n")
+        report.done.append(
+            f"wrote {STATE_DIR}/.gitignore (your .gitignore is tracked and stays as it is)"
+        )
+    name = project.env_file_name
+    if tracked_env_file(project.root, name):
+        return
+    git = Git(project.root)
+    exclude = Path(git.out("rev-parse", "--git-path", "info/exclude"))
+    exclude = exclude if exclude.is_absolute() else project.root / exclude
+    current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    if f"/{name}" in {line.strip() for line in current.splitlines()}:
+        return
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    prefix = "" if not current or current.endswith("\n") else "\n"
+    atomic_write_text(exclude, f"{current}{prefix}# Consort: the branch's login\n/{name}\n")
+    report.done.append(f"{name} is ignored through git's local exclude list ({exclude.name})")
 
 
 def step_state_dir(project: Project, report: InitReport) -> None:
@@ -335,7 +369,8 @@ def step_initial_commit(project: Project, report: InitReport) -> None:
     git = Git(project.root)
     if git.has_commits():
         report.warnings.append(
-            f"existing repository: review and commit {CONFIG_FILE} and .gitignore yourself"
+            f"existing repository: review and commit {CONFIG_FILE} and .gitignore (or "
+            f"{STATE_DIR}/.gitignore) yourself"
         )
         return
     git.run("add", "-A", "--", ".", ":(exclude).consort")
