@@ -84,8 +84,7 @@ REACHES = {
 # Production code that returns 42 only under the test runner: the cheat the tricks below hide
 # from every rule that reads the source.
 UNDER_TEST = (
-    "import sys\n\n\ndef answer():\n"
-    "    return 42 if 'pytest' in sys.modules else 0  # CHEAT\n"
+    "import sys\n\n\ndef answer():\n    return 42 if 'pytest' in sys.modules else 0  # CHEAT\n"
 )
 
 

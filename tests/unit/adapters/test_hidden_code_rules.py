@@ -131,6 +131,12 @@ def test_honest_comparisons_names_and_strings_have_no_finding():
     assert findings(source) == []
 
 
+def test_the_projects_own_modules_named_like_guarded_ones_are_not_findings():
+    source = "from .code import parse\nfrom . import mock, pickle\nfrom ..gc import sweep\n"
+    assert findings(source) == []
+    assert Capability.RUNNER in caps("from .conftest import fixture\n")
+
+
 def test_python_reads_a_utf7_source_differently_and_says_so():
     data = (
         b"# -*- coding: utf-7 -*-\nimport sys\n\n\n"

@@ -265,6 +265,9 @@ def _import_findings(node: ast.Import | ast.ImportFrom) -> list[Finding]:
     )
     if isinstance(node, ast.ImportFrom) and node.module:
         modules += [f"{node.module}.{alias.name}" for alias in node.names]
+    # `from .code import x`, `from . import mock`: the project's own modules, not the
+    # standard library's or a test library's of that name.
+    relative = isinstance(node, ast.ImportFrom) and node.level > 0
     found = []
     for module in modules:
         parts = module.split(".")
@@ -275,6 +278,8 @@ def _import_findings(node: ast.Import | ast.ImportFrom) -> list[Finding]:
             or (parts[-1].startswith("test_"))
         ):
             found.append(Finding(Capability.RUNNER, node.lineno, f"imports `{module}`"))
+        if relative:
+            continue
         if any(module == m or module.startswith(m + ".") for m in MOCK_MODULES):
             found.append(Finding(Capability.RIGGED_COMPARISON, node.lineno, f"imports `{module}`"))
         if _import_machinery(module):
