@@ -67,14 +67,14 @@ def demo(directory: Path | None, setup_only: bool) -> None:
     ):
         ui.say(f"[bold yellow]  {line}[/]")
     ui.say("[bold yellow]" + "=" * 78 + "[/]")
-    project = sample.setup(directory, lambda line: ui.say(f"[dim]>[/dim] {line}"))
+    project = sample.setup(directory, ui.step)
     where = project.root
     if setup_only:
         ui.done(f"StockFlow is set up in {where}")
         ui.say(f"step through it: cd {where} && consort next && consort drive --max-steps 1")
         ui.say('(gates mode is proxy; set [gates] mode = "interactive" to approve them yourself)')
         return
-    report = sample.run(project, lambda line: ui.say(f"[dim]>[/dim] {line}"))
+    report = sample.run(project, ui.step)
     if report.code != 0:
         ui.error(f"the demo stopped: {report.message}")
         ui.say(f"look around: cd {where} && {_consort()} status && {_consort()} log")

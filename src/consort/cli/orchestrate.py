@@ -76,7 +76,7 @@ def drive(feature: str | None, until: str | None, max_steps: int | None) -> None
         feature=feature,
         until=api.Lane(until) if until else None,
         max_steps=max_steps,
-        progress=lambda line: ui.say(f"[dim]>[/dim] {line}"),
+        progress=ui.step,
     )
     show_drive_outcome(outcome)
     sys.exit(int(outcome.code))

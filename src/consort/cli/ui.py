@@ -47,6 +47,14 @@ def say(text: str) -> None:
     console().print(text)
 
 
+def step(line: str) -> None:
+    """One progress line of a long command. Its text is Consort's own words, which name
+    `consort.toml` tables ("[db] binaries") that must not be read as console markup."""
+    from rich.markup import escape
+
+    console().print(f"[dim]>[/dim] {escape(line)}")
+
+
 def done(text: str) -> None:
     console().print(f"[green]✓[/green] {text}")
 

@@ -145,3 +145,12 @@ def test_status_shows_the_gates_up_to_the_first_one_not_approved() -> None:
     assert gates_cell(line("approved", "approved", "open")) == (
         "design approved; deploy approved; promote open"
     )
+
+
+def test_progress_lines_keep_the_consort_toml_tables_they_name(
+    piped: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ui.step("set [db] binaries = \"system\" in consort.toml, then [bold]consort init[/bold]")
+    assert capsys.readouterr().out == (
+        '> set [db] binaries = "system" in consort.toml, then [bold]consort init[/bold]\n'
+    )
