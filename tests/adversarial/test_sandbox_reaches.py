@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import consort, git, ok
+from tests.helpers import consort, git, ok, processes_naming
 from tests.integration.conftest import destroy_project_cluster
 from tests.integration.test_design_lane import approve_at_terminal
 
@@ -35,21 +35,6 @@ FEATURE, STORY = "F1-counter", "S1-answers"
 def events(root: Path) -> list[dict]:
     lines = (root / ".consort" / "ledger.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]
-
-
-def processes_naming(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        if marker.encode() in cmdline and stat[stat.rfind(")") + 2] not in "ZX":
-            found.append(int(entry.name))
-    return found
 
 
 def configure(root: Path, marker: str) -> None:

@@ -24,7 +24,7 @@ import pytest
 
 from consort.core.artifacts.canonical import artifact_hash
 from consort.core.ledger import Event, EventType, Ledger, ledger_path
-from tests.helpers import consort
+from tests.helpers import consort, processes_naming
 from tests.integration.conftest import destroy_project_cluster
 
 pytestmark = pytest.mark.integration
@@ -301,19 +301,7 @@ class Agent:
         """Host PIDs of every process still running this agent (or its sandbox), found by the
         control folder in their command line: inside a sandbox an agent knows only the PIDs of
         its own namespace."""
-        marker = str(self.control).encode()
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit() or int(entry.name) == os.getpid():
-                continue
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-                state = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if marker in cmdline and state[state.rfind(")") + 2] not in "ZX":
-                found.append(int(entry.name))
-        return found
+        return processes_naming(str(self.control))
 
     def stop_leftovers(self) -> None:
         """SIGKILL every process of this agent still running."""

@@ -24,6 +24,7 @@ from consort.adapters.sandbox.bwrap import BinarySource, Bwrap, support
 from consort.adapters.sandbox.policy import SandboxedCommand, SandboxPolicy, TurnPaths
 from consort.adapters.sandbox.spec import SandboxSpec
 from consort.core.vocabulary import SandboxUse
+from tests.helpers import processes_naming
 
 pytestmark = pytest.mark.integration
 
@@ -119,21 +120,6 @@ def layout() -> Iterator[Layout]:
         yield Layout(base)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-
-
-def processes_naming(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        if marker.encode() in cmdline and stat[stat.rfind(")") + 2] not in "ZX":
-            found.append(int(entry.name))
-    return found
 
 
 def run_turn(layout: Layout, prefix: tuple[str, ...] = ()) -> dict[str, object]:
