@@ -36,6 +36,7 @@ def test_a_vitest_project_is_adopted_and_built_on_its_junit_report(tmp_path):
         assert result.returncode == 0, result.stdout + result.stderr
         config = tomllib.loads((root / "consort.toml").read_text())
         assert config["test"]["runner"] == "junit"
+        assert config["test"]["canary"] == "vitest"
         assert "--outputFile.junit={junit}" in config["test"]["command"]
         assert config["test"]["dependencies"] == ["node_modules"]
         assert "**/*.test.js" in config["build"]["protected"]
@@ -53,6 +54,9 @@ def test_a_vitest_project_is_adopted_and_built_on_its_junit_report(tmp_path):
         last_green = json.dumps([e["data"] for e in events if e["type"] == "green.verified"][-1])
         assert "test/t2.test.js::double > is 84" in last_green
         assert "test/existing.test.js::the project > has a test of its own" in last_green
+        # Consort's Vitest canaries ran in every run and held; they are not in the test ids.
+        assert '"holds": true' in last_green and '"nonce_seen": true' in last_green
+        assert "consort_canary" not in last_green
         verify = consort("verify", cwd=root)
         assert verify.returncode == 0, verify.stdout + verify.stderr
     finally:

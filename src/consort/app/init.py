@@ -15,7 +15,14 @@ from consort.adapters.db.machine import OWNER_FILE
 from consort.adapters.envfile import tracked_env_file
 from consort.adapters.survey import DB_VARIABLES, Survey
 from consort.adapters.vcs import Git, require_git
-from consort.core.config import CommandSetup, ConfigSetup, DbBackendKind, RunnerKind, config_text
+from consort.core.config import (
+    CanaryKind,
+    CommandSetup,
+    ConfigSetup,
+    DbBackendKind,
+    RunnerKind,
+    config_text,
+)
 from consort.core.errors import ConsortError, UsageError
 from consort.core.fsutil import atomic_write_text
 from consort.core.layout import COMMITTED_FOLDERS, IGNORED, LEDGER_FILE, ROLES_DIR, STATE_DIR
@@ -29,6 +36,9 @@ NODE_PROFILES: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = 
             "npx",
             "vitest",
             "run",
+            # Vite's default loader bundles the config into node_modules/.vite-temp, which a
+            # run (node_modules read-only) cannot write; the runner loader writes nothing.
+            "--configLoader=runner",
             "--reporter=default",
             "--reporter=junit",
             "--outputFile.junit={junit}",
@@ -156,10 +166,13 @@ def config_setup(found: Survey) -> tuple[ConfigSetup, list[str]]:
     defaults = ConfigSetup()
     test = CommandSetup(defaults.test.command, found.test_cwd, db_env, defaults.test.comment)
     runner, dependencies = RunnerKind.PYTEST, tuple[str, ...]()
+    canary = CanaryKind.AUTO
     if found.node_runner is not None:
         command, env = NODE_PROFILES[found.node_runner]
         test = CommandSetup(command, "", (*env, *db_env), "writes JUnit XML to {junit}")
         runner, dependencies = RunnerKind.JUNIT, ("node_modules",)
+        # Written out, so that the canaries' language never depends on the command's words.
+        canary = CanaryKind(found.node_runner)
         notes.append(f"the tests run with {found.node_runner}, reporting JUnit XML")
     elif found.test_cwd:
         notes.append(
@@ -182,6 +195,7 @@ def config_setup(found: Survey) -> tuple[ConfigSetup, list[str]]:
     setup = ConfigSetup(
         test=test,
         runner=runner,
+        canary=canary,
         dependencies=dependencies,
         migrate=migrate,
         protected=tuple(found.protected),

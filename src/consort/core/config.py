@@ -44,6 +44,15 @@ class RunnerKind(StrEnum):
     JUNIT = "junit"  # any runner: the command writes JUnit XML where `{junit}` says
 
 
+class CanaryKind(StrEnum):
+    """`[test] canary`: the language of Consort's canary tests for a `junit` runner."""
+
+    AUTO = "auto"  # pytest's plugin; for runner "junit", told from the command (vitest, jest)
+    VITEST = "vitest"  # a test file importing from "vitest"
+    JEST = "jest"  # a test file using Jest's globals
+    NONE = "none"  # a runner Consort has no canary for (gotestsum, Surefire): none, recorded
+
+
 # The parts of a run's database a command's environment may name: `{db.host}` and so on.
 DB_PLACEHOLDERS = ("url", "host", "port", "name", "user", "password", "jdbc")
 _PLACEHOLDER = re.compile(r"\{db\.([A-Za-z_]*)\}")
@@ -86,6 +95,14 @@ class TestSection(CommandSection):
     # Folders that are not in git but the suite needs (a virtual environment, node_modules),
     # relative to the project root: linked into every run's export.
     dependencies: list[str] = Field(default_factory=list)
+    # The canary tests' language for runner "junit" (pytest always gets its plugin).
+    canary: CanaryKind = CanaryKind.AUTO
+
+    @model_validator(mode="after")
+    def _canary_is_for_junit(self) -> TestSection:
+        if self.runner is RunnerKind.PYTEST and self.canary is not CanaryKind.AUTO:
+            raise ValueError('canary applies to runner = "junit" (pytest has its own canaries)')
+        return self
 
     @model_validator(mode="after")
     def _junit_needs_a_report_path(self) -> TestSection:
@@ -228,6 +245,7 @@ class ConfigSetup:
         ("python", "-m", "pytest"), comment="Consort adds its own JUnit XML report option"
     )
     runner: RunnerKind = RunnerKind.PYTEST
+    canary: CanaryKind = CanaryKind.AUTO
     dependencies: tuple[str, ...] = ()
     migrate: CommandSetup = CommandSetup(("alembic", "upgrade", "head"))
     protected: tuple[str, ...] = DEFAULT_PROTECTED
@@ -264,6 +282,8 @@ def config_text(setup: ConfigSetup | None = None) -> str:
     test_extra = []
     if setup.runner is not RunnerKind.PYTEST:
         test_extra.append(f"runner = {_toml(setup.runner.value)}")
+    if setup.canary is not CanaryKind.AUTO:
+        test_extra.append(f"canary = {_toml(setup.canary.value)}")
     if setup.dependencies:
         test_extra.append(f"dependencies = {_toml(list(setup.dependencies))}")
     lines = [

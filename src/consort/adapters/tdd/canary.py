@@ -1,22 +1,28 @@
 """Canaries: two tests of Consort's own in every run, so a forged report shows.
 
-Each run gets a fresh random name and nonce. A pytest plugin, written to a private folder outside
-the tree and loaded with `-p`, adds two tests to whatever the project's suite collects: one that
-must pass and one that must fail with the nonce in its message. A report in which the failing
-canary passed, lost its nonce, or either canary is missing was not written by the run as it
-happened (a report rewritten afterwards, a runner patched from inside, a suite that never ran):
-the attempt fails with a violation. The canaries are then left out of the report Consort reads,
-and their outcomes are stored with the run's evidence.
+Each run gets a fresh random name and nonce. For pytest, a plugin written to a private folder
+outside the tree and loaded with `-p` adds two tests to whatever the project's suite collects;
+for a `junit` runner (Vitest, Jest), Consort writes a test file in the runner's language into the
+export, beside the suite's first test file so the runner's own include patterns find it. Either
+way one test must pass and one must fail with the nonce in its message. A report in which the
+failing canary passed, lost its nonce, or either canary is missing was not written by the run as
+it happened (a report rewritten afterwards, a reporter that says every test passed, a runner
+patched from inside, a suite that never ran): the attempt fails with a violation. The canaries
+are then left out of the report Consort reads, and their outcomes are stored with the run's
+evidence.
 """
 
 from __future__ import annotations
 
+import re
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from consort.adapters.tdd.junit import CaseResult, JUnitReport, Outcome
+from consort.core.config import CanaryKind
 from consort.core.seal import SealRule, SealViolation
 
 PLUGIN_TEMPLATE = '''\
@@ -47,6 +53,37 @@ def pytest_collection_modifyitems(session, config, items):
 '''
 
 
+# The canary file for a junit runner. Jest's version uses its globals only (no import, no
+# require), so it loads as CommonJS and as an ES module alike; `@ts-nocheck` lets it pass a
+# TypeScript suite's type check whatever types the project has installed.
+JS_TEMPLATES = {
+    CanaryKind.VITEST: """\
+// @ts-nocheck
+// Consort's canaries for one run; generated, never part of the project.
+import {{ test }} from "vitest";
+
+test("{passing}", () => {{}});
+
+test("{failing}", () => {{
+  throw new Error("{nonce}");
+}});
+""",
+    CanaryKind.JEST: """\
+// @ts-nocheck
+// Consort's canaries for one run; generated, never part of the project.
+test("{passing}", () => {{}});
+
+test("{failing}", () => {{
+  throw new Error("{nonce}");
+}});
+""",
+}
+JS_EXTENSIONS = r"(ts|tsx|js|jsx|mjs|cjs|mts|cts)"
+JS_TEST = re.compile(rf"^(?P<stem>.+?)(?P<suffix>\.(test|spec)\.{JS_EXTENSIONS})$")
+JS_SOURCE = re.compile(rf"^.+\.{JS_EXTENSIONS}$")
+SKIPPED_PARTS = frozenset({"node_modules", ".git", ".consort"})
+
+
 @dataclass(frozen=True)
 class Canaries:
     name: str  # random identifier, part of both test names and of the plugin module's name
@@ -70,6 +107,50 @@ class Canaries:
         path.write_text(PLUGIN_TEMPLATE.format(name=self.name, nonce=self.nonce), encoding="utf-8")
         return path
 
+    def write_test_file(self, tree: Path, site: str, kind: CanaryKind) -> Path:
+        """Write the junit runner's canary file at `site` (relative to `tree`)."""
+        path = tree / site
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = JS_TEMPLATES[kind].format(
+            passing=self.passing_test, failing=self.failing_test, nonce=self.nonce
+        )
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def site(self, paths: Iterable[str], folder: str) -> str:
+        """Where the canary file goes, relative to the repository root: beside the first test
+        file under `folder` (the runner's cwd), with that file's suffix (`.test.ts`, or the
+        extension of a file in `__tests__/`), so that the runner's include patterns match it;
+        with none, `<folder>/<name>.test.js`, which Vitest's and Jest's defaults find."""
+        stem = f"consort_canary_{self.name}"
+        base = PurePosixPath(folder) if folder else PurePosixPath()
+        for path in sorted(paths):
+            pure = PurePosixPath(path)
+            if folder and base not in pure.parents:
+                continue
+            if SKIPPED_PARTS.intersection(pure.parts):
+                continue
+            named = JS_TEST.match(pure.name)
+            if named:
+                return str(pure.parent / f"{stem}{named['suffix']}")
+            if pure.parent.name == "__tests__" and JS_SOURCE.match(pure.name):
+                return str(pure.parent / f"{stem}{pure.suffix}")
+        return str(base / f"{stem}.test.js")
+
+
+def junit_canary_kind(kind: CanaryKind, command: Iterable[str]) -> CanaryKind:
+    """The canary language of a junit runner: as configured, or told from the command's words
+    (`npx vitest run ...`, `node_modules/.bin/jest`); NONE when the command names neither.
+    Only consort.toml is read, never a file an agent may write (package.json's scripts)."""
+    if kind is not CanaryKind.AUTO:
+        return kind
+    words = [PurePosixPath(part).name.lower() for part in command]
+    if any("vitest" in word for word in words):
+        return CanaryKind.VITEST
+    if any(re.search(r"\bjest\b", word) for word in words):
+        return CanaryKind.JEST
+    return CanaryKind.NONE
+
 
 def fresh_canaries() -> Canaries:
     return Canaries(name=secrets.token_hex(6), nonce=secrets.token_hex(16))
@@ -92,8 +173,13 @@ class CanaryCheck:
         }
 
 
-def check_canaries(report: JUnitReport, canaries: Canaries) -> CanaryCheck:
-    """Split the canaries off `report` and say whether they came out as they must."""
+def check_canaries(
+    report: JUnitReport, canaries: Canaries, *, raised_counts_as_failed: bool = False
+) -> CanaryCheck:
+    """Split the canaries off `report` and say whether they came out as they must.
+
+    `raised_counts_as_failed`: a junit runner's failing canary throws an Error, which reads as
+    an error rather than a failed assertion; either is a failure there, a pass never is."""
     passing: CaseResult | None = None
     failing: CaseResult | None = None
     rest = {}
@@ -117,7 +203,8 @@ def check_canaries(report: JUnitReport, canaries: Canaries) -> CanaryCheck:
         problems.append(f"Consort's passing canary came out {passing.outcome.value}")
     nonce_seen = failing is not None and canaries.nonce in failing.message
     if failing is not None:
-        if failing.outcome is not Outcome.FAILED:
+        failed = (Outcome.FAILED, Outcome.ERROR) if raised_counts_as_failed else (Outcome.FAILED,)
+        if failing.outcome not in failed:
             problems.append(f"Consort's failing canary came out {failing.outcome.value}")
         elif not nonce_seen:
             problems.append("Consort's failing canary lost its nonce: the report was rewritten")

@@ -5,8 +5,9 @@
   Consort reads.
 * **junit**: any runner that writes JUnit XML (Vitest, Jest with jest-junit, gotestsum, Maven
   Surefire...). Nothing is appended to the command; `{junit}` in it (or in `[test.env]`) becomes
-  the path of a file in a private folder the run may write, read once the run has ended. There
-  are no canaries for such a runner yet (see docs/sealed-verification.md).
+  the path of a file in a private folder the run may write, read once the run has ended.
+  Consort's canaries are a test file in the runner's language (`[test] canary`, else told from
+  the command: Vitest or Jest) written into the export; a runner with none runs without.
 
 Either way, test ids come out relative to the repository root: a suite run from `backend/`
 reports `backend/tests/test_x.py::test_y`, as a plan names it.
@@ -17,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from consort.adapters.tdd.canary import junit_canary_kind
 from consort.adapters.tdd.runenv import command_env
 from consort.adapters.tdd.testconfig import runner_arguments
-from consort.core.config import JUNIT_PLACEHOLDER, RunnerKind, TestSection
+from consort.core.config import JUNIT_PLACEHOLDER, CanaryKind, RunnerKind, TestSection
 
 REPORT_NAME = "junit.xml"
 
@@ -30,11 +32,12 @@ class TestInvocation:
     env: dict[str, str]
     runner: RunnerKind
     pipe: bool  # the report arrives through proc's side channel
-    canaries: bool  # Consort's canary plugin takes part
+    canaries: bool  # Consort's canaries take part (pytest's plugin, or a junit canary file)
     plugins: Path  # where the canary plugin is written (pytest)
     id_prefix: str  # prepended to every test id: the command's folder in the repository
     writable: list[Path] = field(default_factory=list)
     report: Path | None = None  # where a junit runner writes its report
+    canary_kind: CanaryKind = CanaryKind.AUTO  # a junit runner's canary language (AUTO: pytest)
 
     def read_report(self) -> bytes:
         if self.report is None:
@@ -57,12 +60,14 @@ def test_invocation(
         reports.mkdir(parents=True, exist_ok=True)
         report = reports / REPORT_NAME
         argv = [part.replace(JUNIT_PLACEHOLDER, str(report)) for part in section.command]
+        kind = junit_canary_kind(section.canary, section.command)
         return TestInvocation(
             argv=argv,
             env=command_env(section, database_url, junit=str(report)),
             runner=section.runner,
             pipe=False,
-            canaries=False,
+            canaries=kind is not CanaryKind.NONE,
+            canary_kind=kind,
             plugins=plugins,
             id_prefix=prefix,
             writable=[reports],

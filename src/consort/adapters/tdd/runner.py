@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,7 +163,7 @@ def run_suite(
             installed=installed,
         )
         if not violations:
-            sealed.execute(export.root, parent_database, then)
+            sealed.execute(export.root, parent_database, then, paths=export.entries)
     return sealed.evidence(commit, parent_database, violations, started)
 
 
@@ -188,13 +188,17 @@ class SealedRun:
         self.box = run_sandbox(project)
         self.invocation: TestInvocation | None = None
         self.report_problem = ""  # why a junit runner's report could not be read
+        self.canary_file = ""  # where a junit runner's canary file was written, if one was
 
     def execute(
         self,
         tree: Path,
         parent_database: str,
         then: Callable[[Ephemeral, Path], None] | None,
+        *,
+        paths: Iterable[str] = (),
     ) -> None:
+        """Migrate and test the export `tree`, whose files are `paths` (repository paths)."""
         config = self.project.config
         with (
             tempfile.TemporaryDirectory(prefix="consort-seal-") as private,
@@ -223,7 +227,10 @@ class SealedRun:
                 config.test, child.url, folder, Path(private), self.canaries.module
             )
             self.invocation = invocation
-            if invocation.canaries:
+            if invocation.canaries and invocation.runner is RunnerKind.JUNIT:
+                self.canary_file = self.canaries.site(paths, config.test.cwd)
+                self.canaries.write_test_file(tree, self.canary_file, invocation.canary_kind)
+            elif invocation.canaries:
                 self.canaries.write_plugin(invocation.plugins)
             test_started = time.monotonic()
             # Consort's plugin folder and its pytest.ini are read, never written, by the run.
@@ -232,7 +239,7 @@ class SealedRun:
                 workdir=folder,
                 env=invocation.env,
                 writable=[tree, *invocation.writable],
-                read_only=[Path(private)] if invocation.canaries else [],
+                read_only=[Path(private)] if invocation.pipe else [],
             )
             result = _contained(
                 boxed, folder, invocation.env, config.test.timeout, side_channel=invocation.pipe
@@ -364,8 +371,20 @@ class SealedRun:
         canary_data: dict[str, Any] | None = None
         report = raw
         if with_canaries:
-            check = check_canaries(raw, self.canaries)
+            junit = invocation is not None and invocation.runner is RunnerKind.JUNIT
+            check = check_canaries(raw, self.canaries, raised_counts_as_failed=junit)
             found += check.violations
+            if junit and check.violations and check.passing == check.failing == "missing":
+                found.append(
+                    SealViolation(
+                        SealRule.CANARY_FORGED,
+                        self.canary_file,
+                        f"Consort's canary test file {self.canary_file} was not in the report: "
+                        "a runner that never ran it, or a report written by something else; if "
+                        "the runner's include patterns cannot find that file, set [test] canary "
+                        '= "none" in consort.toml',
+                    )
+                )
             canary_data = check.as_data()
             report = check.report
             if not found and self.exit_code == 0:

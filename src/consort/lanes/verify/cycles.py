@@ -147,7 +147,9 @@ def _check_run(
         return [f"event {event.seq}: the report of run {run.run} is missing"]
     if report.sha256 != run.report_sha256:
         return [f"event {event.seq}: the report of run {run.run} was changed"]
-    with_canaries = run.runner == RunnerKind.PYTEST.value
+    # pytest runs always have canaries; a junit run has them when its runner has a canary file
+    # (Vitest, Jest), and then they must have held as well.
+    with_canaries = run.runner == RunnerKind.PYTEST.value or run.canaries is not None
     if run.sealed and with_canaries and not (run.canaries is not None and run.canaries.holds):
         return [f"event {event.seq}: the canaries of run {run.run} did not hold"]
     passed = report.passed()

@@ -62,8 +62,13 @@ def test_pytest_gets_consorts_options_and_a_junit_runner_gets_none(tmp_path):
     assert run.report is not None and run.argv[-1] == f"--outputFile.junit={run.report}"
     assert run.env["REPORT"] == str(run.report)
     assert not any(a.startswith(("--junitxml", "-p", "--rootdir")) for a in run.argv)
-    assert not run.pipe and not run.canaries and run.report.parent in run.writable
+    assert not run.pipe and run.report.parent in run.writable
+    assert run.canaries and run.canary_kind is config.CanaryKind.VITEST  # told from the command
     assert run.read_report() == b""  # nothing written yet
+    gotestsum = config.TestSection(
+        runner=RunnerKind.JUNIT, command=["gotestsum", "--junitfile", "{junit}"]
+    )
+    assert not invocation_for(gotestsum, URL, tmp_path, tmp_path, "canary_mod").canaries
 
 
 PYTEST_REPORT = b"""<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">

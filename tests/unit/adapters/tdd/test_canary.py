@@ -1,0 +1,95 @@
+"""The canaries of a junit runner: their language, where their file goes, and how a report
+that forged them reads."""
+
+import pytest
+
+from consort.adapters.tdd.canary import Canaries, check_canaries, junit_canary_kind
+from consort.adapters.tdd.junit import parse_report_bytes
+from consort.core import config
+from consort.core.config import CanaryKind, RunnerKind
+
+CANARIES = Canaries(name="abc123", nonce="n0nce")
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        (["npx", "vitest", "run", "--outputFile.junit={junit}"], CanaryKind.VITEST),
+        (["node_modules/.bin/jest", "--ci"], CanaryKind.JEST),
+        (["npx", "jest", "--ci"], CanaryKind.JEST),
+        (["gotestsum", "--junitfile", "{junit}"], CanaryKind.NONE),
+        (["npm", "test"], CanaryKind.NONE),
+    ],
+)
+def test_the_canary_language_is_told_from_the_command(command, kind):
+    assert junit_canary_kind(CanaryKind.AUTO, command) is kind
+
+
+def test_a_configured_canary_language_wins_over_the_command():
+    assert junit_canary_kind(CanaryKind.JEST, ["npm", "test"]) is CanaryKind.JEST
+    assert junit_canary_kind(CanaryKind.NONE, ["npx", "vitest"]) is CanaryKind.NONE
+
+
+def test_pytest_takes_no_canary_setting():
+    with pytest.raises(ValueError, match="canary applies"):
+        config.TestSection(canary=CanaryKind.JEST)
+
+
+@pytest.mark.parametrize(
+    ("paths", "folder", "site"),
+    [
+        (
+            ["src/a.js", "test/b.test.ts", "test/a.spec.ts"],
+            "",
+            "test/consort_canary_abc123.spec.ts",
+        ),
+        (["web/src/x.component.test.tsx"], "web", "web/src/consort_canary_abc123.test.tsx"),
+        (
+            ["other/t.test.js", "web/__tests__/sum.js"],
+            "web",
+            "web/__tests__/consort_canary_abc123.js",
+        ),
+        (["node_modules/p/x.test.js", "README.md"], "", "consort_canary_abc123.test.js"),
+        (["README.md"], "web", "web/consort_canary_abc123.test.js"),
+    ],
+)
+def test_the_canary_file_goes_beside_the_suites_first_test_file(paths, folder, site):
+    assert CANARIES.site(paths, folder) == site
+
+
+def _report(passing: str, failing: str) -> bytes:
+    return (
+        '<testsuites><testsuite name="t">'
+        '<testcase classname="test/a.test.js" name="a &gt; works"/>'
+        f'<testcase classname="test/c.test.js" name="test_abc123_passes">{passing}</testcase>'
+        f'<testcase classname="test/c.test.js" name="test_abc123_fails">{failing}</testcase>'
+        "</testsuite></testsuites>"
+    ).encode()
+
+
+def test_a_junit_report_whose_canaries_came_out_as_they_must_holds():
+    raised = '<failure message="n0nce" type="Error">Error: n0nce</failure>'
+    report = parse_report_bytes(_report("", raised), dialect=RunnerKind.JUNIT)
+    check = check_canaries(report, CANARIES, raised_counts_as_failed=True)
+    assert check.violations == ()
+    assert set(check.report.cases) == {"test/a.test.js::a > works"}
+
+
+@pytest.mark.parametrize(
+    ("passing", "failing", "said"),
+    [
+        ("", "", "failing canary came out passed"),  # every failure removed
+        ("", '<failure message="x" type="Error">forged</failure>', "lost its nonce"),
+        ("<skipped/>", '<failure message="n0nce"/>', "passing canary came out skipped"),
+    ],
+)
+def test_a_junit_report_that_forged_the_canaries_is_caught(passing, failing, said):
+    report = parse_report_bytes(_report(passing, failing), dialect=RunnerKind.JUNIT)
+    check = check_canaries(report, CANARIES, raised_counts_as_failed=True)
+    assert any(said in v.detail for v in check.violations), check.violations
+
+
+def test_a_report_without_the_canaries_is_caught():
+    forged = b'<testsuite><testcase classname="test/a.test.js" name="a &gt; works"/></testsuite>'
+    check = check_canaries(parse_report_bytes(forged, dialect=RunnerKind.JUNIT), CANARIES)
+    assert check.violations and check.passing == check.failing == "missing"
