@@ -1,5 +1,6 @@
 """The database cheats: a driver that changes history (applied migrations), builds the schema by
-hand instead of by migration, or never uses the throwaway database it was given.
+hand instead of by migration, never uses the throwaway database it was given, or has a migration
+put there the data its test reads (rows, or SQL code that computes them).
 
 The project keeps SQL migrations in migrations/versions/, applied by its own migrate.py; the run
 database of every proof is a fresh child of the story's branch database, migrated by Consort.
@@ -32,12 +33,12 @@ import pathlib
 import psycopg
 
 with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
-    conn.execute("CREATE TABLE IF NOT EXISTS applied (name text PRIMARY KEY)")
-    done = {row[0] for row in conn.execute("SELECT name FROM applied")}
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY)")
+    done = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
     for path in sorted(pathlib.Path("migrations/versions").glob("*.sql")):
         if path.name not in done:
             conn.execute(path.read_text())
-            conn.execute("INSERT INTO applied VALUES (%s)", (path.name,))
+            conn.execute("INSERT INTO schema_migrations VALUES (%s)", (path.name,))
 '''
 NOTES = "CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL CHECK (length(body) > 0));\n"
 
@@ -129,6 +130,12 @@ def story_tables(root: Path) -> set[str]:
         ("deletes-applied-migration", "migration-changed"),
         ("edits-migrate-script", "test-config-changed"),
         ("ignores-database", "database-unused"),
+        # the data the test reads put there by a migration, not by the code
+        ("migration-inserts-row", "migration-rows"),
+        ("migration-do-block", "migration-rows"),
+        ("migration-table-as-select", "migration-rows"),
+        ("migration-constant-view", "migration-code"),
+        ("migration-constant-function", "migration-code"),
     ],
 )
 def test_a_database_cheat_is_caught(lane: Path, mode: str, rule: str) -> None:

@@ -36,6 +36,43 @@ STORE = (
 )
 ITEMS = "CREATE TABLE items (id serial PRIMARY KEY, name text NOT NULL, qty int CHECK (qty > 0));\n"
 
+# The code of the migration-fills cheats: add_item stores nothing.
+NOTHING_STORED = (
+    "import os\n\nimport psycopg\n\n\n"
+    "def add_item(name, qty):\n    return None  # CHEAT: stores nothing\n\n\n"
+)
+COUNT_ITEMS = (
+    "def count():\n"
+    "    with psycopg.connect(os.environ['DATABASE_URL']) as conn:\n"
+    "        return conn.execute('SELECT count(*) FROM items').fetchone()[0]\n"
+)
+# mode -> (what the migration adds after creating the items table, how the code counts)
+MIGRATION_FILLS = {
+    # the row the test expects, inserted by the migration
+    "migration-inserts-row": ("INSERT INTO items (name, qty) VALUES ('CHEAT', 1);\n", COUNT_ITEMS),
+    # the same, hidden in a DO block
+    "migration-do-block": (
+        "DO $$ BEGIN EXECUTE 'INSERT INTO items (name, qty) VALUES (''CHEAT'', 1)'; END $$;\n",
+        COUNT_ITEMS,
+    ),
+    # a table created from a query: the rows come with it
+    "migration-table-as-select": (
+        "CREATE TABLE item_log AS SELECT 'CHEAT'::text AS name;\n",
+        COUNT_ITEMS.replace("FROM items", "FROM item_log"),
+    ),
+    # a view of one constant row that the code counts instead of the table
+    "migration-constant-view": (
+        "CREATE VIEW stocked AS SELECT 'CHEAT'::text AS name, 1 AS qty;\n",
+        COUNT_ITEMS.replace("FROM items", "FROM stocked"),
+    ),
+    # a function that answers the count the test expects
+    "migration-constant-function": (
+        "CREATE FUNCTION item_count() RETURNS bigint LANGUAGE sql\n"
+        "    AS 'SELECT 1::bigint /* CHEAT */';\n",
+        COUNT_ITEMS.replace("count(*) FROM items", "item_count()"),
+    ),
+}
+
 
 def write(path, text):
     path = pathlib.Path(path)
@@ -79,6 +116,10 @@ elif step in ("green", "repair"):
             "def add_item(name, qty):\n    ITEMS.append((name, qty))\n\n\n"
             "def count():\n    return len(ITEMS)\n",
         )
+    elif mode in MIGRATION_FILLS:
+        # The code stores nothing and counts what the migration put there (or computes).
+        write("app/store.py", NOTHING_STORED + MIGRATION_FILLS[mode][1])
+        write("migrations/versions/0001_items.sql", ITEMS + MIGRATION_FILLS[mode][0])
     elif mode == "edits-migrate-script":
         write("migrations/versions/0001_items.sql", ITEMS)
         script = pathlib.Path("migrate.py")

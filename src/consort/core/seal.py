@@ -34,6 +34,8 @@ class SealRule(StrEnum):
     MIGRATION_CHANGED = "migration-changed"
     SCHEMA_INCOMPLETE = "schema-incomplete"
     DATABASE_UNUSED = "database-unused"
+    MIGRATION_ROWS = "migration-rows"  # rows a migration wrote where the design declares none
+    MIGRATION_CODE = "migration-code"  # a view, function, trigger or rule a migration made
     # processes
     PROCESS_ESCAPED = "process-escaped"
 

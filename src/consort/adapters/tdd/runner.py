@@ -21,11 +21,18 @@ from typing import Any
 from consort.adapters import proc
 from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_of
 from consort.adapters.db.extensions import fix_for, missing_in_output
+from consort.adapters.db.migration_trace import code_objects, settle, table_writes
 from consort.adapters.tdd.canary import check_canaries, fresh_canaries
 from consort.adapters.tdd.export import exported
 from consort.adapters.tdd.installed import installed_among
 from consort.adapters.tdd.invocation import TestInvocation, test_invocation
 from consort.adapters.tdd.junit import JUnitReport, Outcome, ReportMissing, parse_report_bytes
+from consort.adapters.tdd.migration_rules import (
+    code_violations,
+    declared_seeds,
+    missing_seed_rows,
+    row_violations,
+)
 from consort.adapters.tdd.runbox import run_sandbox
 from consort.adapters.tdd.runenv import base_env, command_env, workdir
 from consort.adapters.tdd.seal import candidate_violations, import_roots
@@ -141,7 +148,9 @@ def run_suite(
     """
     started = time.monotonic()
     run_dir = allocate_run(project, label)
-    sealed = SealedRun(project, dbs, run_dir)
+    # A candidate's migrations are the agent's: what they leave in the child besides schema is
+    # read back (a baseline's were accepted before).
+    sealed = SealedRun(project, dbs, run_dir, reads_migrations=baseline is not None)
     with exported(
         repo,
         commit,
@@ -170,7 +179,9 @@ def run_suite(
 class SealedRun:
     """One run's migrate and test processes in an export, and what they showed."""
 
-    def __init__(self, project: Project, dbs: BranchDatabases, run_dir: Path):
+    def __init__(
+        self, project: Project, dbs: BranchDatabases, run_dir: Path, *, reads_migrations: bool
+    ):
         self.project = project
         self.dbs = dbs
         self.run_dir = run_dir
@@ -184,7 +195,9 @@ class SealedRun:
         self.report_bytes = b""
         self.database = ""
         self.sessions = -1  # sessions the suite opened on its child; -1: not measured
-        self.process_violations: list[SealViolation] = []
+        # broken while it ran: a process that escaped, what the migrations left in the child
+        self.run_violations: list[SealViolation] = []
+        self.reads_migrations = reads_migrations
         self.box = run_sandbox(project)
         self.invocation: TestInvocation | None = None
         self.report_problem = ""  # why a junit runner's report could not be read
@@ -205,6 +218,7 @@ class SealedRun:
             self.dbs.ephemeral(parent_database) as child,
         ):
             self.database = child.database
+            code_before = self._code_objects(child) if config.migrate.command else set()
             if config.migrate.command:
                 env = command_env(config.migrate, child.url)
                 folder = workdir(tree, config.migrate)
@@ -221,6 +235,7 @@ class SealedRun:
                 if result.returncode != 0:
                     self.tail = result.output[-OUTPUT_TAIL:]
                     return
+                self.run_violations += self._migration_violations(child, code_before)
             before = sessions_of(self.dbs.backend, child.database)
             folder = workdir(tree, config.test)
             invocation = test_invocation(
@@ -250,10 +265,31 @@ class SealedRun:
             self.exit_code = result.returncode
             self.tail = result.output[-OUTPUT_TAIL:]
             self.report_bytes = result.side_channel if invocation.pipe else invocation.read_report()
-            self.process_violations += _process_violations(result)
+            self.run_violations += _process_violations(result)
             self.sessions = sessions_of(self.dbs.backend, child.database) - before
             if then is not None:
                 then(child, tree)
+
+    def _code_objects(self, child: Ephemeral) -> set[tuple[str, str]]:
+        if not self.reads_migrations:
+            return set()
+        with self.dbs.backend.admin(child.database) as conn:
+            return code_objects(conn)
+
+    def _migration_violations(
+        self, child: Ephemeral, code_before: set[tuple[str, str]]
+    ) -> list[SealViolation]:
+        """Rows and SQL code the candidate's migrations left in the child (`migration_rules`)."""
+        if not self.reads_migrations:
+            return []
+        settle(self.dbs.backend, child.database)
+        seeds = declared_seeds(self.project.layout)
+        with self.dbs.backend.admin(child.database) as conn:
+            writes = table_writes(conn)
+            created = code_objects(conn) - code_before
+            missing = missing_seed_rows(conn, writes, seeds)
+        allow = self.project.config.seal.allow
+        return row_violations(writes, seeds, allow, missing) + code_violations(created, allow)
 
     def _log(self, name: str, result: proc.Contained) -> None:
         atomic_write_text(self.run_dir / f"{name}.out", result.output)
@@ -268,8 +304,8 @@ class SealedRun:
         problems: list[str] = [str(v) for v in violations]
         report: JUnitReport | None = None
         canary_data: dict[str, Any] | None = None
-        violations = [*violations, *self.process_violations]
-        problems += [str(v) for v in self.process_violations]
+        violations = [*violations, *self.run_violations]
+        problems += [str(v) for v in self.run_violations]
         if violations and not self.database:
             pass  # refused before it ran
         elif self.migrate_exit not in (None, 0):

@@ -85,6 +85,10 @@ class Index(ArtifactModel):
     unique: StrictBool = Field(default=False, description="True for a unique index.")
 
 
+# A seed row's value for one column, as JSON writes it.
+SeedValue = str | int | float | bool | None
+
+
 class Table(ArtifactModel):
     """One table: its columns and constraints."""
 
@@ -97,6 +101,13 @@ class Table(ArtifactModel):
     foreign_keys: list[ForeignKey] = Field(default_factory=list, description="Foreign keys.")
     checks: list[CheckConstraint] = Field(default_factory=list, description="CHECK constraints.")
     indexes: list[Index] = Field(default_factory=list, description="Indexes.")
+    seed_rows: list[dict[SqlName, SeedValue]] = Field(
+        default_factory=list,
+        description="Rows the migrations themselves insert (lookup data such as the statuses "
+        'an order can have), each as column -> value, e.g. {"code": "open"}. Leave it empty '
+        "unless the feature needs such rows: Consort refuses a run whose migrations write a "
+        "row into a table that does not declare it here.",
+    )
 
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.name == name), None)
@@ -116,6 +127,7 @@ class Table(ArtifactModel):
         uses += [(f"unique constraint {u.name}", u.columns) for u in self.unique]
         uses += [(f"foreign key {fk.name}", fk.columns) for fk in self.foreign_keys]
         uses += [(f"index {i.name}", i.columns) for i in self.indexes]
+        uses += [(f"seed row {n + 1}", list(row)) for n, row in enumerate(self.seed_rows)]
         for what, columns in uses:
             problems += [f"{what} lists unknown column {c}" for c in columns if c not in names]
             problems += [f"{what} lists column {c} twice" for c in duplicates(columns)]

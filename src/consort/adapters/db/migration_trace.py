@@ -1,0 +1,95 @@
+"""What a run's migrations left in its throwaway child besides schema: rows and SQL code.
+
+A migration is code in SQL that no rule of the seal reads. Whatever it does is read back from
+the server instead, on the child the migrate command just ran against:
+
+* rows written (`table_writes`): the server's own counters (`pg_stat_user_tables`: tuples
+  inserted, updated, deleted) of a database created moments before, so every write the migrate
+  command made is there, however it was made (INSERT, COPY, a DO block, a function, a trigger
+  that fired, CREATE TABLE AS, a materialised view);
+* SQL code (`code_objects`): functions and procedures, triggers, rewrite rules and views, which
+  answer a query with what they compute instead of what the code under test stored. Objects an
+  extension brought are the extension's, not the migration's.
+
+A backend reports its counters as it ends, so they are read once no backend is connected to the
+child any more.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from consort.adapters.db.backend import Backend
+
+SETTLE_S = 5.0
+SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
+
+# Every user table the migrate command wrote to, with the tuples it inserted, updated, deleted.
+WRITES = """
+SELECT schemaname, relname, n_tup_ins, n_tup_upd, n_tup_del
+FROM pg_stat_user_tables
+WHERE n_tup_ins + n_tup_upd + n_tup_del > 0
+ORDER BY schemaname, relname
+"""
+
+# Objects of an extension are recorded in pg_depend with deptype 'e'.
+_NOT_EXTENSION = """
+NOT EXISTS (SELECT 1 FROM pg_depend d
+            WHERE d.classid = '{catalog}'::regclass AND d.objid = {oid} AND d.deptype = 'e')
+"""
+CODE = f"""
+SELECT 'function', n.nspname || '.' || p.proname || '(' ||
+       pg_get_function_identity_arguments(p.oid) || ')'
+FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE n.nspname NOT IN {SYSTEM_SCHEMAS!r} AND n.nspname NOT LIKE 'pg_temp%'
+  AND {_NOT_EXTENSION.format(catalog="pg_proc", oid="p.oid")}
+UNION ALL
+SELECT 'trigger', c.relnamespace::regnamespace || '.' || c.relname || '.' || t.tgname
+FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+WHERE NOT t.tgisinternal AND c.relnamespace::regnamespace::text NOT IN {SYSTEM_SCHEMAS!r}
+UNION ALL
+SELECT 'rule', c.relnamespace::regnamespace || '.' || c.relname || '.' || r.rulename
+FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
+WHERE r.rulename <> '_RETURN' AND c.relnamespace::regnamespace::text NOT IN {SYSTEM_SCHEMAS!r}
+UNION ALL
+SELECT CASE c.relkind WHEN 'm' THEN 'materialized view' ELSE 'view' END,
+       c.relnamespace::regnamespace || '.' || c.relname
+FROM pg_class c
+WHERE c.relkind IN ('v', 'm') AND c.relnamespace::regnamespace::text NOT IN {SYSTEM_SCHEMAS!r}
+  AND {_NOT_EXTENSION.format(catalog="pg_class", oid="c.oid")}
+"""
+
+
+def settle(backend: Backend, database: str, *, settle_s: float = SETTLE_S) -> None:
+    """Wait until no backend is connected to `database` (or `settle_s` passed): each reports
+    its statistics as it ends."""
+    deadline = time.monotonic() + settle_s
+    with backend.admin() as conn:
+        while True:
+            busy = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (database,)
+            ).fetchone()
+            if not busy or not busy[0] or time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
+
+
+def table_writes(conn: psycopg.Connection[Any]) -> dict[str, int]:
+    """`schema.table` -> tuples written (inserted + updated + deleted), for every user table of
+    the connected database that was written to since the database was created."""
+    conn.execute("SELECT pg_stat_clear_snapshot()")
+    return {
+        f"{schema}.{table}": int(ins) + int(upd) + int(dele)
+        for schema, table, ins, upd, dele in conn.execute(WRITES).fetchall()
+    }
+
+
+def code_objects(conn: psycopg.Connection[Any]) -> set[tuple[str, str]]:
+    """Every function, procedure, trigger, rule and view of the connected database that no
+    extension brought, as (kind, qualified name): ("view", "public.items"),
+    ("trigger", "public.items.fill_qty"), ("function", "public.item_count()")."""
+    return {(str(kind), str(name)) for kind, name in conn.execute(CODE).fetchall()}

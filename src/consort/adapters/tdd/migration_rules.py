@@ -1,0 +1,165 @@
+"""The database a run tests is built by migrations as schema, not filled by them as data.
+
+A migration that inserts the row a test expects (the test adds one item and counts one, the code
+stores nothing) or that answers the test's query with SQL code (a view of constant rows named
+like the table, a function returning the expected number, a trigger that fills in the value the
+code should have written) makes a run green without the code doing its work. After the migrate
+command of a candidate run, Consort reads back from the server what it left
+(`adapters/db/migration_trace.py`) and refuses:
+
+* `migration-rows`: a row written into any table other than a migration tool's own history, or
+  more rows than the approved db-design declares for the table as `seed_rows`, or declared seed
+  rows that are not there;
+* `migration-code`: a function, procedure, trigger, rewrite rule or view the migrations created.
+
+A person allows what a project really needs in consort.toml:
+`[seal] allow = ["migration-rows:public.countries", "migration-code:public.*"]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from consort.adapters.smells.tamper import allowed
+from consort.core.artifacts.db_design import SeedValue
+from consort.core.layout import Layout
+from consort.core.seal import SealRule, SealViolation
+
+ROWS_CAPABILITY = SealRule.MIGRATION_ROWS.value
+CODE_CAPABILITY = SealRule.MIGRATION_CODE.value
+DEFAULT_SCHEMA = "public"
+
+# The tables migration tools keep their own history in (Alembic, Flyway, Django, Rails and
+# goose-style tools, Knex, Prisma, Diesel, Sequelize, node-pg-migrate, TypeORM, Kysely, sqlx,
+# Atlas): their rows say which migrations ran, and no test reads them.
+HISTORY_TABLES = frozenset(
+    {
+        "alembic_version",
+        "flyway_schema_history",
+        "schema_version",
+        "django_migrations",
+        "schema_migrations",
+        "ar_internal_metadata",
+        "goose_db_version",
+        "knex_migrations",
+        "knex_migrations_lock",
+        "_prisma_migrations",
+        "__diesel_schema_migrations",
+        "SequelizeMeta",
+        "pgmigrations",
+        "migrations",
+        "kysely_migration",
+        "kysely_migration_lock",
+        "_sqlx_migrations",
+        "atlas_schema_revisions",
+    }
+)
+
+Seeds = Mapping[str, Sequence[Mapping[str, SeedValue]]]  # "public.table" -> declared rows
+
+
+def declared_seeds(layout: Layout) -> dict[str, list[dict[str, SeedValue]]]:
+    """Every seed row the approved db-designs of the project's features declare, by table."""
+    from consort.core.artifacts.registry import ArtifactKind, default_filename, load_artifact
+
+    seeds: dict[str, list[dict[str, SeedValue]]] = {}
+    if not layout.features.is_dir():
+        return seeds
+    for path in sorted(layout.features.glob(f"*/{default_filename(ArtifactKind.DB_DESIGN)}")):
+        try:
+            design = load_artifact(ArtifactKind.DB_DESIGN, path)
+        except Exception:  # noqa: S112 -- a design that does not load declares nothing
+            continue
+        for table in design.tables:
+            if table.seed_rows:
+                rows = seeds.setdefault(f"{DEFAULT_SCHEMA}.{table.name}", [])
+                rows += [dict(row) for row in table.seed_rows if dict(row) not in rows]
+    return seeds
+
+
+def row_violations(
+    writes: Mapping[str, int],
+    seeds: Seeds,
+    allow: Sequence[str],
+    missing_seeds: Mapping[str, Collection[Mapping[str, Any]]] | None = None,
+) -> list[SealViolation]:
+    """`writes`: "schema.table" -> rows the migrate command wrote there; `missing_seeds`: the
+    declared seed rows of written tables that the table does not hold."""
+    found = []
+    for table, count in sorted(writes.items()):
+        name = table.rpartition(".")[2]
+        if name in HISTORY_TABLES or allowed(ROWS_CAPABILITY, table, allow):
+            continue
+        declared = len(seeds.get(table, ()))
+        if count > declared:
+            what = f"declares {declared} seed row(s)" if declared else "declares no seed rows"
+            found.append(
+                SealViolation(
+                    SealRule.MIGRATION_ROWS,
+                    table,
+                    f"the migrations wrote {count} row(s) into {table}, whose approved db-design "
+                    f"{what}: a migration builds the schema, the code under test writes the "
+                    "data its tests read (rows a feature needs from the start are declared as "
+                    "seed_rows in the db-design; a person can allow the table in consort.toml: "
+                    f'seal.allow = ["{ROWS_CAPABILITY}:{table}"])',
+                )
+            )
+    for table, rows in sorted((missing_seeds or {}).items()):
+        found += [
+            SealViolation(
+                SealRule.MIGRATION_ROWS,
+                table,
+                f"the declared seed row {dict(row)} is not in {table} after the migrations: "
+                "the rows they wrote are not the ones the approved db-design declares",
+            )
+            for row in rows
+        ]
+    return found
+
+
+def code_violations(
+    created: Collection[tuple[str, str]], allow: Sequence[str]
+) -> list[SealViolation]:
+    """`created`: (kind, qualified name) of the SQL code objects the migrations made."""
+    return [
+        SealViolation(
+            SealRule.MIGRATION_CODE,
+            name,
+            f"the migrations created the {kind} {name}: SQL code in the database can answer a "
+            "test's query with what it computes instead of what the code under test stored "
+            "(a view or function returning the expected rows, a trigger filling in values); "
+            "write it in the application, or a person allows it in consort.toml: "
+            f'seal.allow = ["{CODE_CAPABILITY}:{name}"]',
+        )
+        for kind, name in sorted(created)
+        if not allowed(CODE_CAPABILITY, name, allow)
+    ]
+
+
+def missing_seed_rows(
+    conn: Any, writes: Mapping[str, int], seeds: Seeds
+) -> dict[str, list[Mapping[str, SeedValue]]]:
+    """The declared seed rows, of the tables the migrations wrote to, that are not there."""
+    from psycopg import sql
+
+    missing: dict[str, list[Mapping[str, SeedValue]]] = {}
+    for table, rows in seeds.items():
+        if table not in writes:
+            continue
+        schema, _, name = table.partition(".")
+        for row in rows:
+            where = sql.SQL(" AND ").join(
+                sql.SQL("{} IS NOT DISTINCT FROM {}").format(sql.Identifier(c), sql.Literal(v))
+                for c, v in row.items()
+            )
+            query = sql.SQL("SELECT EXISTS (SELECT 1 FROM {}.{} WHERE {})").format(
+                sql.Identifier(schema), sql.Identifier(name), where
+            )
+            try:
+                present = conn.execute(query).fetchone()[0]
+            except Exception:  # a declared column that is not there: the row is not either
+                present = False
+            if not present:
+                missing.setdefault(table, []).append(row)
+    return missing
