@@ -5,11 +5,46 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from consort.core.errors import ConsortError
+
+# ---- the owner of the children: who started them, so that a crash's survivors are found -----
+
+OWNER_VAR = "CONSORT_OWNER"
+"""Set on every child Consort starts while a project's command owns its children:
+`<state folder>|<pid>|<start time>` of the owning process. After a `kill -9` of that process,
+its children (test and migrate processes, the deploy lane's app, agents) are found by this
+variable and ended by the next `drive` or `consort branch gc`; the start time tells a reused
+pid from the owner."""
+
+_owner: str | None = None
+
+
+@contextlib.contextmanager
+def owning_children(state_dir: Path) -> Iterator[None]:
+    """Mark every child started in the block as this process's, for `state_dir`'s project."""
+    global _owner  # noqa: PLW0603 -- one owner per process, for every helper below
+    previous = _owner
+    _owner = _owner_marker(state_dir, os.getpid())
+    try:
+        yield
+    finally:
+        _owner = previous
+
+
+def _owner_marker(state_dir: Path, pid: int) -> str:
+    return f"{state_dir.resolve()}|{pid}|{_start_time(pid)}"
+
+
+def with_owner(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` plus the owner marker, when a command owns its children."""
+    environment = dict(env)
+    if _owner is not None:
+        environment[OWNER_VAR] = _owner
+    return environment
 
 
 @dataclass(frozen=True)
@@ -52,7 +87,7 @@ def run(
     `extra_env` adds to the current one.
     """
     args = tuple(os.fspath(a) for a in argv)
-    environment = dict(os.environ if env is None else env)
+    environment = with_owner(os.environ if env is None else env)
     if extra_env:
         environment.update(extra_env)
     try:
@@ -97,7 +132,7 @@ def run_binary(
         proc = subprocess.run(
             args,
             cwd=cwd,
-            env=dict(os.environ if env is None else env),
+            env=with_owner(os.environ if env is None else env),
             input=input_bytes,
             capture_output=True,
             timeout=timeout,
@@ -154,7 +189,7 @@ def run_contained(  # noqa: PLR0912 -- one process's whole life
     import time
 
     token = secrets.token_hex(16)
-    environment = {**env, SESSION_TOKEN_VAR: token}
+    environment = {**with_owner(env), SESSION_TOKEN_VAR: token}
     side_read, side_write = os.pipe() if side_channel else (-1, -1)
     pass_fds = (side_write,) if side_channel else ()
     args = tuple(os.fspath(a).replace("{side_channel}", f"/dev/fd/{side_write}") for a in argv)
@@ -286,3 +321,171 @@ def _carries(pid: int, marker: bytes) -> bool:
             return marker in handle.read().split(b"\0")
     except OSError:
         return False
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time (clock ticks since boot), or None when it is not running."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if fields[0] == b"Z":
+        return None
+    return fields[19].decode()
+
+
+# ---- a background process: the deploy lane's app, stopped with everything it started --------
+
+
+class Background:
+    """A long-lived child in a session of its own, with its output in a file; `stop` ends it
+    and every process it started (its session, and the ones carrying its token)."""
+
+    def __init__(self, child: subprocess.Popen[bytes], token: str):
+        self._child = child
+        self._token = token
+
+    @property
+    def pid(self) -> int:
+        return self._child.pid
+
+    def poll(self) -> int | None:
+        """Its exit status, or None while it runs."""
+        return self._child.poll()
+
+    def stop(self, grace: float = 10.0) -> None:
+        """SIGTERM to its session, SIGKILL to whatever is left after `grace` seconds."""
+        import signal
+
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._child.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._child.wait(timeout=grace)
+        _end_run(self._child.pid, self._token)
+        self._child.wait()
+
+
+@contextlib.contextmanager
+def background(
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: Path | str,
+    env: Mapping[str, str],
+    output: Path,
+    grace: float = 10.0,
+) -> Iterator[Background]:
+    """Start argv in a session of its own, stdout and stderr to `output`; stopped when the
+    block ends, however it ends."""
+    import secrets
+
+    token = secrets.token_hex(16)
+    args = tuple(os.fspath(a) for a in argv)
+    with output.open("wb") as sink:
+        try:
+            child = subprocess.Popen(
+                args,
+                cwd=cwd,
+                env={**with_owner(env), SESSION_TOKEN_VAR: token},
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            raise ConsortError(f"cannot run `{args[0]}`: program not found") from exc
+    running = Background(child, token)
+    try:
+        yield running
+    finally:
+        running.stop(grace)
+
+
+# ---- what a crash left running ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A process a killed Consort command started, still running after its owner died."""
+
+    pid: int
+    command: str
+    owner_pid: int
+
+    def describe(self) -> str:
+        return f"process {self.pid} ({self.command}), left by Consort process {self.owner_pid}"
+
+
+def orphans_of(state_dir: Path) -> list[Orphan]:
+    """The running processes started for `state_dir`'s project by a Consort process that is no
+    longer running (killed: its own cleanup never ran)."""
+    prefix = f"{OWNER_VAR}={state_dir.resolve()}|".encode()
+    found = []
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        pid = int(entry)
+        marker = _owner_in(pid, prefix)
+        if marker is None:
+            continue
+        owner, _, started = marker.decode(errors="replace").partition("|")
+        if not owner.isdigit():
+            continue
+        owner_pid = int(owner)
+        if _start_time(owner_pid) == started:
+            continue  # its owner still runs, and stops it itself
+        if _session_of(pid) is None:
+            continue  # already dead, waiting to be reaped
+        found.append(Orphan(pid, _command_of(pid), owner_pid))
+    return found
+
+
+def end_orphans(state_dir: Path) -> list[Orphan]:
+    """SIGKILL every orphan of `state_dir`'s project (and the session each one leads)."""
+    import signal
+
+    ended = []
+    for orphan in orphans_of(state_dir):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if _session_of(orphan.pid) == orphan.pid:
+                os.killpg(orphan.pid, signal.SIGKILL)
+            os.kill(orphan.pid, signal.SIGKILL)
+            ended.append(orphan)
+    _await_death([o.pid for o in ended])
+    return ended
+
+
+def _owner_in(pid: int, prefix: bytes) -> bytes | None:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            variables = handle.read().split(b"\0")
+    except OSError:
+        return None
+    for variable in variables:
+        if variable.startswith(prefix):
+            return variable[len(prefix) :]
+    return None
+
+
+def _command_of(pid: int, limit: int = 80) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            text = handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "?"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def process_tag(pid: int | None = None) -> str:
+    """`<pid>.<start time>` of a process (this one by default): names a thing it owns (a
+    folder, say) so that it can be told apart from a later process with the same pid."""
+    pid = os.getpid() if pid is None else pid
+    return f"{pid}.{_start_time(pid)}"
+
+
+def tag_alive(tag: str) -> bool:
+    """Whether the process a `process_tag` names is still running."""
+    pid, _, started = tag.partition(".")
+    return pid.isdigit() and _start_time(int(pid)) == started

@@ -10,9 +10,6 @@ on a fresh child of the promoted parent and deletes the feature's branches and d
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -20,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from consort.adapters import proc
 from consort.adapters.db.branching import Ephemeral
 from consort.adapters.db.cluster import free_port
 from consort.adapters.paired import PairedBranches
@@ -166,45 +164,24 @@ def run_app_and_probe(
     folder = workdir(checkout, project.config.deploy)
     # The app is code the agents wrote: it runs in the sandbox of every other run.
     argv = run_sandbox(project).wrap(argv, workdir=folder, env=env, writable=[checkout])
-    # The one long-lived child outside the agents' runner: it must outlive a request loop and
-    # be stopped as a process group (uvicorn may fork workers).
-    with log.open("wb") as output:
-        child = subprocess.Popen(  # argv from consort.toml, no shell
-            argv,
-            cwd=folder,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    # The app must outlive a request loop; it runs in a session of its own, stopped with
+    # every process it started (uvicorn may fork workers).
+    base = f"http://127.0.0.1:{port}"
+    first = paths[0] if paths else "/"
     try:
-        base = f"http://127.0.0.1:{port}"
-        if not _wait_until_up(
-            base, paths[0] if paths else "/", child, project.config.deploy.startup_timeout
-        ):
-            tail = log.read_text(encoding="utf-8", errors="replace")[-500:]
-            return [
-                SmokeResult(
-                    paths[0] if paths else "/", None, f"(the app did not start: {tail.strip()})"
-                )
-            ]
-        return [_get(base, path) for path in paths]
+        with proc.background(argv, cwd=folder, env=env, output=log) as app:
+            if not _wait_until_up(base, first, app, project.config.deploy.startup_timeout):
+                tail = log.read_text(encoding="utf-8", errors="replace")[-500:]
+                return [SmokeResult(first, None, f"(the app did not start: {tail.strip()})")]
+            return [_get(base, path) for path in paths]
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGTERM)
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
         log.unlink(missing_ok=True)
 
 
-def _wait_until_up(base: str, path: str, child: subprocess.Popen[bytes], timeout: float) -> bool:
+def _wait_until_up(base: str, path: str, app: proc.Background, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if child.poll() is not None:
+        if app.poll() is not None:
             return False
         if _get(base, path).status is not None:
             return True
