@@ -54,8 +54,17 @@ def delete(project: Project, name: str, force: bool) -> None:
 
 
 def gc(project: Project) -> list[str]:
-    """The databases dropped."""
-    return PairedBranches(project).gc()
+    """Drop the databases of branches git no longer has, and remove what killed Consort
+    processes left (databases, roles, exports, processes; worktrees too unless a `drive` is
+    running): one line per thing, each saying what was done."""
+    from consort.core.drive_lock import WriterBusy, hold_writer
+    from consort.lanes.recover import collect_leftovers
+
+    try:
+        with hold_writer(project.state_dir):
+            return collect_leftovers(project, writer=True, start_server=True, branch_databases=True)
+    except WriterBusy:
+        return collect_leftovers(project, writer=False, start_server=True, branch_databases=True)
 
 
 @dataclass(frozen=True)

@@ -142,12 +142,12 @@ def branch_diff(name: str, against: str | None, as_json: bool) -> None:
 @branch.command("gc")
 @handled
 def branch_gc() -> None:
-    """Drop databases whose git branch is gone and leftovers of interrupted runs."""
+    """Drop databases whose git branch is gone and what interrupted runs left behind."""
     from consort.app import branch as api
     from consort.cli import ui
 
-    dropped = api.gc(project())
-    for name in dropped:
-        ui.done(f"dropped {name}")
-    if not dropped:
+    collected = api.gc(project())
+    for line in collected:
+        ui.done(line)
+    if not collected:
         ui.say("nothing to collect")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from consort.adapters import proc
 from consort.core.derive import derive
 from consort.core.drive_lock import hold_writer
 from consort.core.errors import ConsortError, ExitCode
@@ -29,6 +30,7 @@ from consort.lanes.design import record_hand_edit, restore_artifact, run_design_
 from consort.lanes.gates import covered_hashes, proxy_policy
 from consort.lanes.humans import refuse_agent
 from consort.lanes.intake import resolve_feature
+from consort.lanes.recover import collect_leftovers
 from consort.lanes.stops import interruption, stop_signals_interrupt
 
 Progress = Callable[[str], None]
@@ -59,9 +61,15 @@ def drive(
     progress: Progress = lambda _text: None,
 ) -> DriveResult:
     refuse_agent("driving the project")
-    with stop_signals_interrupt(), hold_writer(project.state_dir):
+    with (
+        stop_signals_interrupt(),
+        hold_writer(project.state_dir),
+        proc.owning_children(project.state_dir),
+    ):
         ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
         state = derive(ledger.read(), project.config, project.state_dir)
+        for line in collect_leftovers(project, writer=True, start_server=_uses_database(state)):
+            progress(f"after a crash: {line}")
         key = resolve_feature(project, feature, [f.id for f in state.features]) if feature else None
         subject = key or "project"
         ledger.record(
@@ -100,6 +108,12 @@ def drive(
         )
         ledger.record(stopped, Actor.ORCHESTRATOR, subject)
         return result
+
+
+def _uses_database(state: State) -> bool:
+    """Whether this drive will use the database (a feature is in its build): then its server is
+    started, if a crash stopped it, to collect what the crash left in it."""
+    return any(feature.build is not None for feature in state.features)
 
 
 def _loop(

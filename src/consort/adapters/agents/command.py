@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
+from consort.adapters import proc
 from consort.adapters.agents.base import KillReason, TurnOutcome, with_constants
 from consort.adapters.agents.task import AgentReport, Task, TurnDir
 from consort.adapters.sandbox import namespace
@@ -131,7 +132,7 @@ def run_agent_process(
             child = subprocess.Popen(
                 command,
                 cwd=cwd,
-                env=dict(env),
+                env=proc.with_owner(env),  # the owner marker: found after a crash
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,

@@ -47,6 +47,10 @@ class Backend(Protocol):
 
     def ensure_running(self) -> None: ...
 
+    def is_running(self) -> bool:
+        """Whether the server runs now (a check of its files, no connection)."""
+        ...
+
     def admin(self, dbname: str = "postgres") -> psycopg.Connection[Any]:
         """An autocommit connection with the rights to create databases (and roles)."""
         ...
@@ -155,6 +159,11 @@ class EmbeddedBackend:
         if not server_state(Path(self.record.home)).running:
             self.cluster.start()
 
+    def is_running(self) -> bool:
+        from consort.adapters.db.cluster import server_state
+
+        return server_state(Path(self.record.home)).running
+
     def admin(self, dbname: str = "postgres") -> psycopg.Connection[Any]:
         from consort.adapters.db.cluster import SUPERUSER
 
@@ -199,6 +208,9 @@ class ServerBackend:
 
     def ensure_running(self) -> None:
         """A shared server is not ours to start."""
+
+    def is_running(self) -> bool:
+        return True  # not ours to know without connecting: asked when it is used
 
     def admin(self, dbname: str = "postgres") -> psycopg.Connection[Any]:
         import psycopg

@@ -271,14 +271,19 @@ class BranchDatabases:
             if role and role.endswith(ROLE_SUFFIX) and not still_used:
                 conn.execute(f"DROP ROLE IF EXISTS {_q(role)}")
 
-    def gc(self, live_branches: set[str]) -> list[str]:
-        """Drop branch databases whose git branch is gone, dead processes' children, orphans."""
+    def gc(self, live_branches: set[str] | None) -> list[str]:
+        """Drop branch databases whose git branch is gone, dead processes' children, orphans.
+
+        With `live_branches` None, branch databases are all kept: only what a crash leaves
+        (children of dead processes, half-built copies, orphaned snapshots and roles) goes, and
+        the databases a crash left refusing connections are opened again."""
         dropped: list[str] = []
         infos = self.infos()
         here = socket.gethostname()
         doomed: list[DbInfo] = []
         for info in infos:
-            if (info.kind is DbKind.BRANCH and info.branch not in live_branches) or (
+            gone = live_branches is not None and info.branch not in live_branches
+            if (info.kind is DbKind.BRANCH and gone) or (
                 info.kind is DbKind.EPHEMERAL and info.host == here and not _alive(info.pid)
             ):
                 doomed.append(info)
@@ -300,8 +305,9 @@ class BranchDatabases:
         self.heal()
         return dropped
 
-    def heal(self) -> None:
-        """Re-allow connections to branch databases a crash left blocked mid-copy."""
+    def heal(self) -> list[str]:
+        """Re-allow connections to branch databases a crash left blocked mid-copy; their names."""
+        healed = []
         with self.backend.admin() as conn:
             rows = conn.execute(
                 "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database"
@@ -311,6 +317,8 @@ class BranchDatabases:
                 info = DbInfo.from_catalog(name, comment, None)
                 if info is not None and info.kind is DbKind.BRANCH:
                     conn.execute(f"ALTER DATABASE {_q(name)} ALLOW_CONNECTIONS true")
+                    healed.append(str(name))
+        return healed
 
     # ---- internals -------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from consort.adapters import proc
 from consort.adapters.sandbox.policy import is_env_file
 from consort.adapters.vcs import TreeEntry, read_blobs, tree_entries
 from consort.core.errors import ConsortError
@@ -54,7 +55,7 @@ def exported(
     project_root: Path | None = None,
 ) -> Iterator[Export]:
     """A fresh folder holding exactly `commit`'s files; removed when the block ends."""
-    root = Path(tempfile.mkdtemp(prefix=EXPORT_PREFIX))
+    root = Path(tempfile.mkdtemp(prefix=f"{EXPORT_PREFIX}{proc.process_tag()}-"))
     try:
         entries = tree_entries(repo, commit)
         blobs = read_blobs(repo, (e.sha for e in entries.values() if not e.is_gitlink))
@@ -141,6 +142,21 @@ def _link_dependencies(
             )
         target.parent.mkdir(parents=True, exist_ok=True)
         target.symlink_to(source, target_is_directory=source.is_dir())
+
+
+def remove_orphaned_exports() -> list[Path]:
+    """Remove the exports of Consort processes that are no longer running (killed mid-run:
+    their own cleanup never ran). The folder's name carries its maker's process tag."""
+    removed = []
+    for folder in sorted(Path(tempfile.gettempdir()).glob(f"{EXPORT_PREFIX}*")):
+        tag = folder.name[len(EXPORT_PREFIX) :].split("-", 1)[0]
+        if "." not in tag or proc.tag_alive(tag) or not folder.is_dir() or folder.is_symlink():
+            continue
+        if folder.stat().st_uid != os.getuid():
+            continue
+        _remove(folder)
+        removed.append(folder)
+    return removed
 
 
 def _remove(root: Path) -> None:
