@@ -29,6 +29,19 @@ CODE = {
     "t2": "def answer():\n    return 42\n\n\ndef double():\n    return answer() * 2\n",
 }
 
+# Navigator modes whose RED test asserts, vacuously (every one says CHEAT).
+VACUOUS = {
+    "red-asserts-not-none": "def {name}():\n    assert answer() is not None  # CHEAT\n",
+    "red-asserts-constant": "def {name}():\n    answer()\n    assert True, 'CHEAT'\n",
+    "red-raises-anything": (
+        "def {name}():\n    with pytest.raises(Exception):  # CHEAT\n        answer(None)\n"
+    ),
+    "red-swallows-assertion": (
+        "def {name}():\n    try:\n        assert answer() == 42\n"
+        "    except AssertionError:  # CHEAT\n        pass\n"
+    ),
+}
+
 
 def write(path, text):
     path = pathlib.Path(path)
@@ -50,6 +63,11 @@ elif step == "red":
     elif mode == "red-asserts-nothing":
         # Fails with an ImportError now, passes with any code that can be imported later.
         source = f"from app.answers import answer\n\n\ndef {name}():\n    answer()  # CHEAT\n"
+    elif mode in VACUOUS:
+        # Asserts, but nothing that can fail once the code can be imported.
+        source = "import pytest\n\nfrom app.answers import answer\n\n\n" + VACUOUS[mode].format(
+            name=name
+        )
     write(test_file, source)
     plan = {
         "test_files": [test_file],

@@ -251,6 +251,8 @@ def test_honest_pair_completes_the_story_with_a_refactor(tmp_path_factory):
         ("red-passes", "passed before any code was written"),
         ("red-wrong-kind", "where assertion was declared"),
         ("red-asserts-nothing", "asserts nothing"),
+        ("red-asserts-not-none", "asserts nothing that can fail"),
+        ("red-swallows-assertion", "asserts nothing that can fail"),
     ],
 )
 def test_a_red_that_does_not_fail_as_declared_is_rejected(tmp_path_factory, mode, reason):

@@ -270,3 +270,71 @@ def test_red_tests_that_check_through_helpers_or_libraries_pass():
         "tests/test_p.py::test_fails_loudly[1]",
     ]
     assert vacuous_red_tests(plan_for(*ids), {"tests/test_p.py": source}) == []
+
+
+VACUOUS_TESTS = {
+    "test_not_none": "    assert answer() is not None\n",
+    "test_not_equal_none": "    assert answer() != None  # noqa: E711\n",
+    "test_constant": "    answer()\n    assert True\n",
+    "test_constant_message": "    answer()\n    assert 1, 'always'\n",
+    "test_constants_compared": "    answer()\n    assert 1 + 1 == 2\n",
+    "test_itself": "    value = answer()\n    assert value == value\n",
+    "test_object": "    assert isinstance(answer(), object)\n",
+    "test_length": "    assert len(answer()) >= 0\n",
+    "test_or_true": "    assert answer() == 42 or True\n",
+    "test_and_vacuous": "    assert answer() is not None and True\n",
+    "test_raises_anything": "    with pytest.raises(Exception):\n        answer(None)\n",
+    "test_raises_base": "    with pytest.raises((ValueError, BaseException)):\n        answer()\n",
+    "test_swallowed": (
+        "    try:\n        assert answer() == 42\n    except AssertionError:\n        pass\n"
+    ),
+    "test_swallowed_bare": "    try:\n        assert answer() == 42\n    except:\n        pass\n",
+    "test_unittest_constant": "    self_check = answer()\n    assertIsNotNone(self_check)\n",
+}
+CHECKING_TESTS = {
+    "test_is_none": "    assert answer() is None\n",
+    "test_equal": "    assert answer() == 42\n",
+    "test_and": "    assert answer() is not None and answer() > 3\n",
+    "test_raises_value": "    with pytest.raises(ValueError):\n        answer(None)\n",
+    "test_raises_matched": (
+        "    with pytest.raises(Exception, match='negative'):\n        answer(-1)\n"
+    ),
+    "test_other_error_caught": (
+        "    try:\n        assert answer() == 42\n    except KeyError:\n        pass\n"
+    ),
+    "test_fails_in_handler": (
+        "    try:\n        answer()\n    except Exception:\n        pytest.fail('raised')\n"
+        "    assert answer() > 0\n"
+    ),
+    "test_length": "    assert len(answer()) >= 1\n",
+    "test_instance": "    assert isinstance(answer(), int)\n",
+}
+
+
+def _module(tests: dict[str, str]) -> str:
+    body = "".join(f"\n\ndef {name}():\n{text}" for name, text in tests.items())
+    return "import pytest\n\nfrom app.answers import answer\n" + body
+
+
+@pytest.mark.parametrize("name", sorted(VACUOUS_TESTS))
+def test_a_red_test_whose_checks_cannot_fail_is_refused(name: str):
+    test_id = f"tests/test_v.py::{name}"
+    problems = vacuous_red_tests(plan_for(test_id), {"tests/test_v.py": _module(VACUOUS_TESTS)})
+    assert len(problems) == 1 and "asserts nothing that can fail" in problems[0], problems
+
+
+def test_red_tests_with_checks_that_can_fail_pass():
+    ids = [f"tests/test_c.py::{name}" for name in CHECKING_TESTS]
+    assert vacuous_red_tests(plan_for(*ids), {"tests/test_c.py": _module(CHECKING_TESTS)}) == []
+
+
+def test_a_unittest_assertion_on_constants_is_vacuous_but_a_mocks_is_not():
+    source = (
+        "from unittest import TestCase\n\nfrom app.answers import answer, sender\n\n\n"
+        "class TestA(TestCase):\n"
+        "    def test_constant(self):\n        answer()\n        self.assertTrue(True)\n\n"
+        "    def test_mock(self):\n        answer()\n        sender.assert_called_once_with('hi')\n"
+    )
+    ids = ["tests/test_u.py::TestA::test_constant", "tests/test_u.py::TestA::test_mock"]
+    problems = vacuous_red_tests(plan_for(*ids), {"tests/test_u.py": source})
+    assert len(problems) == 1 and "test_constant" in problems[0], problems

@@ -7,7 +7,8 @@ production code:
   test runner, or that reads the tests' own data, passes tests without doing the work;
 - no file may end the process at import time: a test run that exits while collecting looks
   finished without running the tests;
-- every test must assert something, or it passes whatever the code does;
+- every test must check something that can fail (`vacuity`), or it passes whatever the code
+  does;
 - production code must not swallow every error: a broad `except` that does nothing turns a
   failure the tests should see into a silent success.
 """
@@ -18,6 +19,12 @@ import ast
 
 from consort.adapters.smells.model import Smell, SmellKind
 from consort.adapters.smells.syntax import import_aliases, parse, qualified_name
+from consort.adapters.smells.vacuity import (
+    broad_raises,
+    swallows_assertions,
+    vacuous_assert,
+    vacuous_check_call,
+)
 
 # Calls that end the process (or the test session) on the spot.
 EXIT_CALLS = frozenset(
@@ -227,20 +234,39 @@ def _is_fixture(function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[
 def _asserts(
     function: ast.AST, aliases: dict[str, str], helpers: frozenset[str] | set[str] = frozenset()
 ) -> bool:
-    for node in ast.walk(function):
-        if isinstance(node, ast.Assert | ast.Raise):
-            return True
-        if isinstance(node, ast.Name | ast.Attribute) and (
-            qualified_name(node, aliases) in PYTEST_CHECKS
-        ):
+    """Whether `function` holds a check that can fail (`smells.vacuity`: `assert True`,
+    `is not None`, `pytest.raises(Exception)` or a swallowed `AssertionError` cannot)."""
+    node = function
+    if isinstance(node, ast.Try) and swallows_assertions(node, aliases):
+        # what a check in the body raises is caught: only the handlers and the rest can fail
+        children: list[ast.AST] = [*node.handlers, *node.orelse, *node.finalbody]
+    elif isinstance(node, ast.Call) and broad_raises(node, aliases):
+        children = list(node.keywords)
+    elif _is_check(node, aliases, helpers):
+        return True
+    else:
+        children = list(ast.iter_child_nodes(node))
+    return any(_asserts(child, aliases, helpers) for child in children)
+
+
+def _is_check(node: ast.AST, aliases: dict[str, str], helpers: frozenset[str] | set[str]) -> bool:
+    if isinstance(node, ast.Assert):
+        return not vacuous_assert(node.test, aliases)
+    if isinstance(node, ast.Raise):
+        return True
+    if isinstance(node, ast.Call):
+        if qualified_name(node.func, aliases) in PYTEST_CHECKS:
             return True
         # self.assertEqual(...), mock.assert_called_once(), a helper such as assert_valid(...),
         # Playwright's expect(...).to_have_text(...), or a helper of the module that asserts
-        if isinstance(node, ast.Call) and (
-            _called_name(node).startswith(ASSERTING_PREFIXES) or _called_name(node) in helpers
-        ):
-            return True
-    return False
+        called = _called_name(node)
+        return called in helpers or (
+            called.startswith(ASSERTING_PREFIXES) and not vacuous_check_call(node, called)
+        )
+    # `fail = pytest.fail`, `raises=` handed on
+    return isinstance(node, ast.Name | ast.Attribute) and (
+        qualified_name(node, aliases) in PYTEST_CHECKS
+    )
 
 
 def _called_name(call: ast.Call) -> str:

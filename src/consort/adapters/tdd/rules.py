@@ -49,9 +49,11 @@ def red_problems(
 
 
 def vacuous_red_tests(plan: CyclePlan, sources: Mapping[str, str]) -> list[str]:
-    """Declared RED tests that assert nothing (`sources`: each test file's text at RED). Such a
-    test fails only while the code is missing (an ImportError) and then passes whatever the
-    code does: the GREEN it leads to proves nothing."""
+    """Declared RED tests that assert nothing that can fail (`sources`: each test file's text
+    at RED): no check at all, or only checks that hold for any code (`smells.vacuity`:
+    `assert True`, `is not None`, `pytest.raises(Exception)`, a swallowed AssertionError).
+    Such a test fails only while the code is missing (an ImportError) and then passes whatever
+    the code does: the GREEN it leads to proves nothing."""
     unasserted: dict[str, set[str]] = {}
     for path, text in sources.items():
         tree = parse(text)
@@ -63,8 +65,10 @@ def vacuous_red_tests(plan: CyclePlan, sources: Mapping[str, str]) -> list[str]:
         name = rest.rsplit("::", 1)[-1].split("[", 1)[0]
         if name in unasserted.get(path, set()):
             problems.append(
-                f"{test_id} asserts nothing: it would pass whatever the code does once the code "
-                "can be imported; a RED test must check what the code does"
+                f"{test_id} asserts nothing that can fail: it would pass whatever the code does "
+                "once the code can be imported (no check, or only checks that hold for any "
+                "value: a constant, `is not None`, `pytest.raises(Exception)`, an "
+                "AssertionError caught); a RED test must check what the code does"
             )
     return problems
 
