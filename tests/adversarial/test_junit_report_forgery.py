@@ -1,4 +1,5 @@
-"""Forging a `junit` runner's report (Vitest, pinned from npm by scripts/node-fixtures.sh).
+"""Forging a `junit` runner's report (Vitest, and Jest with jest-junit, pinned from npm by
+scripts/node-fixtures.sh).
 
 The runner writes its JUnit XML into a file that the test process itself can write, so the
 project's own code can rewrite it before Consort reads it: a config that, when the run ends,
@@ -18,6 +19,7 @@ import pytest
 
 from consort.adapters.paired import PairedBranches
 from consort.adapters.tdd.runner import run_suite
+from consort.app.init import NODE_PROFILES
 from consort.core.project import Project
 from consort.core.seal import SealRule
 from tests.helpers import FIXTURES, consort, git, ok
@@ -26,6 +28,7 @@ from tests.integration.conftest import destroy_project_cluster
 pytestmark = pytest.mark.integration
 
 NODE = FIXTURES / "node" / "project"
+JEST = FIXTURES / "node" / "jest-project"
 VITEST = ["npx", "vitest", "run", "--configLoader=runner", "--reporter=default", "--reporter=junit"]
 
 # Runs in Vitest's main process: when it exits, rewrite the report it wrote.
@@ -63,25 +66,44 @@ it("answers 42", () => {
 """
 
 
+def _project(
+    root: Path, fixture: Path, command: list[str], env: tuple[tuple[str, str], ...] = ()
+) -> Path:
+    ok(consort("init", str(root), cwd=root.parent))
+    for name in ("package.json", "package-lock.json", "src", "test"):
+        source = fixture / name
+        copy = shutil.copytree if source.is_dir() else shutil.copy
+        copy(source, root / name)
+    (root / "node_modules").symlink_to(fixture / "node_modules")
+    (root / ".gitignore").write_text((root / ".gitignore").read_text() + "node_modules\n")
+    (root / "consort.toml").write_text(
+        f'[test]\nrunner = "junit"\ncommand = {json.dumps(command)}\n'
+        'dependencies = ["node_modules"]\n[migrate]\ncommand = []\n[test.env]\n'
+        + "".join(f"{name} = {json.dumps(value)}\n" for name, value in env)
+    )
+    _commit(root, "node project")
+    return root
+
+
 @pytest.fixture(scope="module")
 def node_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     assert (NODE / "node_modules" / ".bin" / "vitest").exists(), "run scripts/node-fixtures.sh"
     root = tmp_path_factory.mktemp("forgery") / "answers"
     try:
-        ok(consort("init", str(root), cwd=root.parent))
-        for name in ("package.json", "package-lock.json", "src", "test"):
-            source = NODE / name
-            copy = shutil.copytree if source.is_dir() else shutil.copy
-            copy(source, root / name)
-        (root / "node_modules").symlink_to(NODE / "node_modules")
-        (root / ".gitignore").write_text((root / ".gitignore").read_text() + "node_modules\n")
         command = [*VITEST, "--outputFile.junit={junit}"]
-        (root / "consort.toml").write_text(
-            f'[test]\nrunner = "junit"\ncommand = {json.dumps(command)}\n'
-            'dependencies = ["node_modules"]\n[migrate]\ncommand = []\n'
-        )
-        _commit(root, "node project")
-        yield root
+        yield _project(root, NODE, command)
+    finally:
+        destroy_project_cluster(root)
+
+
+@pytest.fixture(scope="module")
+def jest_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The same, run by Jest through init's profile (jest-junit, its settings by environment)."""
+    assert (JEST / "node_modules" / ".bin" / "jest").exists(), "run scripts/node-fixtures.sh"
+    root = tmp_path_factory.mktemp("forgery-jest") / "answers"
+    command, env = NODE_PROFILES["jest"]
+    try:
+        yield _project(root, JEST, list(command), env)
     finally:
         destroy_project_cluster(root)
 
@@ -135,3 +157,39 @@ def test_a_vitest_report_rewritten_by_the_project_is_caught(node_project, forger
     # The forgery did take effect: the report Consort read says the failing test passed.
     assert any(t.endswith("answers 42") for t in evidence.passing), evidence.passing
 
+
+# Jest loads jest.config.js in its main process, as Vitest does its config.
+JEST_REWRITE_ON_EXIT = """\
+const fs = require("node:fs");
+process.on("exit", () => {
+  const report = process.env.JEST_JUNIT_OUTPUT_FILE;
+  const xml = fs.readFileSync(report, "utf8");
+  fs.writeFileSync(report, xml.replace(/<failure>[\\s\\S]*?<\\/failure>/g, ""));
+  process.exitCode = 0;
+});
+module.exports = {};
+"""
+JEST_FAILING_TEST = """\
+const { answer } = require("../src/answers.js");
+
+it("answers 42", () => {
+  expect(answer()).toBe(42);
+});
+"""
+
+
+def test_an_honest_jest_run_shows_its_canaries_held(jest_project):
+    evidence, report = _run(jest_project, {"test/answer.test.js": JEST_FAILING_TEST}, "honest")
+    assert evidence.violations == (), evidence.problems
+    assert evidence.canaries is not None and evidence.canaries["holds"]
+    assert report is not None and report.passed() == {
+        "test/existing.test.js::has a test of its own"
+    }
+    assert report.cases["test/answer.test.js::answers 42"].outcome.value == "failed"
+
+
+def test_a_jest_report_rewritten_to_say_all_pass_is_caught(jest_project):
+    files = {"test/answer.test.js": JEST_FAILING_TEST, "jest.config.js": JEST_REWRITE_ON_EXIT}
+    evidence, _report = _run(jest_project, files, "all-pass")
+    assert any(v.rule is SealRule.CANARY_FORGED for v in evidence.violations), evidence.problems
+    assert "test/answer.test.js::answers 42" in evidence.passing  # the forgery took effect

@@ -51,6 +51,8 @@ NODE_PROFILES: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = 
             ("JEST_JUNIT_OUTPUT_FILE", "{junit}"),
             ("JEST_JUNIT_CLASSNAME", "{filepath}"),
             ("JEST_JUNIT_TITLE", "{title}"),
+            # A test file that cannot load is in the report, as Vitest's and pytest's are.
+            ("JEST_JUNIT_REPORT_TEST_SUITE_ERRORS", "true"),
         ),
     ),
 }

@@ -1,7 +1,11 @@
 """Reading pytest's JUnit XML report into typed results keyed by pytest node id.
 
 Consort asks pytest for the xunit1 flavour, whose test cases carry their `file`, so that a case
-maps back to the node id the navigator declared ("tests/test_x.py::TestA::test_b").
+maps back to the node id the navigator declared ("tests/test_x.py::TestA::test_b"). Other
+runners' dialects (Vitest's reporter, jest-junit) are read too: their cases are
+`<file>::<name>`, a file that failed to load counts as broken, and a failure whose report gives
+no type (jest-junit) is classed by its text (`TypeError: ...` an error, a failed matcher an
+assertion), as the navigator's declaration needs.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from pathlib import Path
 
 from consort.core.config import RunnerKind
 from consort.core.errors import ConsortError
+
+JEST_SUITE_FAILURE = "Test suite failed to run"  # jest-junit's classname for a broken file
+JEST_MATCHER = re.compile(r"^(Error: )?expect\(")  # how a failed Jest matcher's text begins
 
 
 class Outcome(StrEnum):
@@ -114,6 +121,11 @@ def parse_report_bytes(
             # Vitest's record of a test file that failed to load: one case named after it.
             broken[prefix + (file or case.get("classname", ""))] = _result(prefix + file, case)
             continue
+        if dialect is not RunnerKind.PYTEST and _jest_suite_failure(case):
+            # jest-junit's (with reportTestSuiteErrors): a case named after the file.
+            where = prefix + case.get("name", "")
+            broken[where] = _result(where, case, dialect)
+            continue
         pytest_import_error = dialect is RunnerKind.PYTEST and not case.get("classname")
         if pytest_import_error and case.find("error") is not None:
             # pytest's record of a module that failed to import: classname empty, name dotted.
@@ -121,7 +133,7 @@ def parse_report_bytes(
             broken[where] = _result(prefix + file, case)
             continue
         ident = prefix + case_id(case, dialect)
-        cases[ident] = _result(ident, case)
+        cases[ident] = _result(ident, case, dialect)
     return JUnitReport(cases, hashlib.sha256(data).hexdigest(), broken)
 
 
@@ -131,6 +143,21 @@ def _file_failure(case: ET.Element) -> bool:
     return failed and bool(classname) and case.get("name") == classname
 
 
+def _jest_suite_failure(case: ET.Element) -> bool:
+    return case.get("classname") == JEST_SUITE_FAILURE and case.find("error") is not None
+
+
+def _thrown_type(text: str) -> str:
+    """The exception type from a JavaScript error's text, for a report that gives none
+    (jest-junit writes `TypeError: x is not a function`). Jest's failed matchers print as
+    `Error: expect(received)...`: an assertion, not an error."""
+    first = text.strip().split("\n", 1)[0]
+    if JEST_MATCHER.match(first):
+        return "AssertionError"
+    match = re.match(r"^((?:[A-Za-z_$][\w$.]*)?(?:Error|Exception))\b", first)
+    return match.group(1) if match else ""
+
+
 def _raised_type(text: str) -> str:
     """The exception type from a pytest traceback, whose last line is `path:line: ExcType`
     (recent pytest versions no longer put it in the report's `type` attribute)."""
@@ -138,11 +165,13 @@ def _raised_type(text: str) -> str:
     return match.group(1) if match else ""
 
 
-def _result(ident: str, case: ET.Element) -> CaseResult:
+def _result(ident: str, case: ET.Element, dialect: RunnerKind = RunnerKind.PYTEST) -> CaseResult:
     for tag, outcome in (("failure", Outcome.FAILED), ("error", Outcome.ERROR)):
         found = case.find(tag)
         if found is not None:
-            kind = found.get("type") or _raised_type(found.text or "")
+            text = found.text or ""
+            guess = _raised_type if dialect is RunnerKind.PYTEST else _thrown_type
+            kind = found.get("type") or guess(text)
             message = (found.get("message") or "") + "\n" + (found.text or "")
             # pytest files exceptions raised inside a test as <failure> too: keep them apart
             # from failed assertions, as the navigator's declaration does.

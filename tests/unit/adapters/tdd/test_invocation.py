@@ -112,3 +112,27 @@ def test_a_captured_vitest_report_reads_as_its_outcomes():
     broken = report.case("test/broken.test.js::anything")
     assert broken is not None and broken.outcome.value == "error"
     assert "Cannot find module" in broken.message
+
+
+def test_a_captured_jest_report_reads_as_its_outcomes():
+    """jest-junit 17 under Jest 30 (stack frames removed), as the Jest profile asks for it:
+    classname the file, name the title, suite errors reported. Its failures carry no type: a
+    failed matcher is an assertion, a thrown TypeError an error, a broken file is broken."""
+    from tests.helpers import FIXTURES
+
+    data = (FIXTURES / "junit" / "jest-30.5.2.xml").read_bytes()
+    report = parse_report_bytes(data, dialect=RunnerKind.JUNIT)
+    assert report.passed() == {
+        "test/existing.test.js::has a test of its own",
+        "test/consort_canary_abc.test.js::test_abc_passes",
+    }
+    failed = report.cases["test/answer.test.js::is 42"]
+    assert failed.outcome.value == "failed" and "Expected: 42" in failed.message
+    raised = report.cases["test/answer.test.js::throws"]
+    assert raised.outcome.value == "error" and raised.kind == "TypeError"
+    assert report.cases["test/answer.test.js::is skipped"].outcome.value == "skipped"
+    canary = report.cases["test/consort_canary_abc.test.js::test_abc_fails"]
+    assert canary.outcome.value == "error" and "NONCE123" in canary.message
+    broken = report.case("test/broken.test.js::anything")
+    assert broken is not None and broken.outcome.value == "error"
+    assert "Test suite failed to run" in broken.message
