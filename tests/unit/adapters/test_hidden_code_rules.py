@@ -12,7 +12,7 @@ import pytest
 from consort.adapters.smells.folding import fold
 from consort.adapters.smells.syntax import parse, python_source
 from consort.adapters.smells.tamper import Capability, findings
-from consort.adapters.tdd.installed import installed_among, interpreter_of
+from consort.adapters.tdd.installed import installed_among, interpreter_of, project_modules
 from consort.adapters.tdd.rules import vacuous_red_tests
 from consort.adapters.tdd.seal import _compiled_by_name, _compiled_content
 from consort.adapters.tdd.testconfig import shadowing, top_modules
@@ -216,6 +216,17 @@ def test_the_test_interpreter_says_what_is_installed(tmp_path):
     # What the project itself provides (an editable install of it) is the project's.
     own = Path(__import__("consort").__file__).resolve().parents[2]
     assert "consort" not in installed_among(command, ["consort"], own)
+
+
+def test_an_app_the_deploy_command_runs_from_the_tree_is_the_projects_own(tmp_path):
+    """`python -m app.server`: no `app` exists outside the project, so the tree's app/ is the
+    app, not a stand-in for a server; `python -m pytest` names a module that is installed."""
+    assert project_modules([sys.executable, "-m", "app.server"], ["app"], tmp_path) == {"app"}
+    assert project_modules([sys.executable, "-m", "pytest"], ["pytest"], tmp_path) == set()
+    # an interpreter Consort cannot tell (a shell script) keeps every server module guarded
+    shell = tmp_path / "serve.sh"
+    shell.write_text("#!/bin/sh\nexit 0\n")
+    assert project_modules([str(shell)], ["serve"], tmp_path) == set()
 
 
 def test_a_console_script_names_its_interpreter(tmp_path):

@@ -112,3 +112,14 @@ def _within(where: str, root: Path) -> bool:
     except (OSError, ValueError):
         return False
     return True
+
+
+def project_modules(
+    command: Sequence[str], modules: Collection[str], project_root: Path
+) -> set[str]:
+    """The `modules` a command runs (`python -m app.server` -> app) that its interpreter finds
+    nowhere outside `project_root`: the project's own code, which no tree file can shadow.
+    Empty when the interpreter is not known: then every such module stays guarded."""
+    if interpreter_of(command, os.environ.get("PATH")) is None:
+        return set()
+    return set(modules) - installed_among(command, modules, project_root)

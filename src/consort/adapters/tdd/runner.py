@@ -24,7 +24,7 @@ from consort.adapters.db.extensions import fix_for, missing_in_output
 from consort.adapters.db.migration_trace import code_objects, settle, table_writes
 from consort.adapters.tdd.canary import check_canaries, fresh_canaries
 from consort.adapters.tdd.export import exported
-from consort.adapters.tdd.installed import installed_among
+from consort.adapters.tdd.installed import installed_among, project_modules
 from consort.adapters.tdd.invocation import TestInvocation, test_invocation
 from consort.adapters.tdd.junit import JUnitReport, Outcome, ReportMissing, parse_report_bytes
 from consort.adapters.tdd.migration_rules import (
@@ -36,7 +36,7 @@ from consort.adapters.tdd.migration_rules import (
 from consort.adapters.tdd.runbox import run_sandbox
 from consort.adapters.tdd.runenv import base_env, command_env, workdir
 from consort.adapters.tdd.seal import candidate_violations, import_roots
-from consort.adapters.tdd.testconfig import top_modules
+from consort.adapters.tdd.testconfig import module_of_command, top_modules
 from consort.adapters.vcs import tree_entries
 from consort.core.config import RunnerKind
 from consort.core.errors import ConsortError, UsageError
@@ -163,6 +163,7 @@ def run_suite(
             top_modules(export.entries, import_roots(project.config)),
             project.root,
         )
+        deploy = project.config.deploy.command
         violations += candidate_violations(
             repo,
             project.config,
@@ -170,6 +171,7 @@ def run_suite(
             tree_entries(repo, baseline) if baseline else None,
             tests_may_change=tests_may_change,
             installed=installed,
+            own_server=project_modules(deploy, module_of_command(deploy), project.root),
         )
         if not violations:
             sealed.execute(export.root, parent_database, then, paths=export.entries)

@@ -82,11 +82,15 @@ def candidate_violations(
     *,
     tests_may_change: bool = False,
     installed: Collection[str] = (),
+    own_server: Collection[str] = (),
 ) -> list[SealViolation]:
     """Every seal rule the candidate tree breaks; `baseline` None checks the tree alone.
     `installed`: the candidate's top-level module names that the test interpreter would import
-    from its own environment were the tree not first on its path."""
+    from its own environment were the tree not first on its path. `own_server`: modules the
+    deploy command runs that are the project's own (`python -m app.server`), not a server a
+    tree file could stand in for."""
     server = module_of_command(config.deploy.command) if config.deploy.command else []
+    server = [m for m in server if m not in own_server]
     found = shadowing(
         candidate,
         import_roots(config),
