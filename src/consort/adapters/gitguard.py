@@ -67,8 +67,14 @@ def _refs(repo: Path) -> dict[str, str]:
     return dict(line.split(" ", 1) for line in listing.splitlines() if line)
 
 
-def restore(repo: Path, before: Machinery) -> list[SealViolation]:
-    """Put git's machinery back as `before` had it; what had changed, as violations."""
+def restore(
+    repo: Path, before: Machinery, *, others: frozenset[str] = frozenset()
+) -> list[SealViolation]:
+    """Put git's machinery back as `before` had it; what had changed, as violations.
+
+    `others` are refs that Consort itself moves meanwhile for other work running in parallel
+    (the sibling approaches of an experiment): they are left as they are now. Only sound when
+    the agent cannot write refs at all (a sandboxed turn sees the git folder read-only)."""
     after = fingerprint(repo)
     found: list[SealViolation] = []
     for relative in sorted(before.files.keys() | after.files.keys()):
@@ -95,7 +101,7 @@ def restore(repo: Path, before: Machinery) -> list[SealViolation]:
             os.chmod(path, before.modes[relative] & 0o7777)
     for ref in sorted(before.refs.keys() | after.refs.keys()):
         old_sha, new_sha = before.refs.get(ref), after.refs.get(ref)
-        if old_sha == new_sha:
+        if old_sha == new_sha or ref in others:
             continue
         found.append(
             SealViolation(

@@ -194,6 +194,51 @@ class TurnsSection(_Section):
     retries: int = Field(default=2, ge=0, le=20)
 
 
+APPROACH_NAME = re.compile(r"^[a-z][a-z0-9-]{0,29}$")
+
+
+class ApproachSection(_Section):
+    """`[experiment.approaches.NAME]`: one approach's driver, and its own budget.
+
+    The driver keys override `[agents.driver]` for this approach's turns only; `notes` are added
+    to its driver's instructions (the approach to take)."""
+
+    adapter: str | None = None
+    command: list[str] | None = Field(default=None, min_length=1)
+    dir: str | None = Field(default=None, min_length=1)
+    model: str | None = Field(default=None, min_length=1)
+    effort: str | None = Field(default=None, min_length=1)
+    env: dict[str, str] | None = None
+    notes: str = ""
+    max_cycles: int | None = Field(default=None, ge=1, le=20)
+    wall_time: float | None = Field(default=None, gt=0)
+
+    def driver_overrides(self) -> dict[str, object]:
+        """The keys that replace `[agents.driver]`'s for this approach."""
+        keys = ("adapter", "command", "dir", "model", "effort", "env")
+        return {key: getattr(self, key) for key in keys if getattr(self, key) is not None}
+
+
+class ExperimentSection(_Section):
+    """`[experiment]`: how many approaches run at once, and each one's default budget."""
+
+    concurrency: int = Field(default=2, ge=1, le=16)
+    max_cycles: int = Field(default=3, ge=1, le=20)  # driver attempts: GREEN, then repairs
+    wall_time: float = Field(default=1800.0, gt=0)  # seconds, per approach
+    approaches: dict[str, ApproachSection] = Field(default_factory=dict)
+
+    @field_validator("approaches")
+    @classmethod
+    def _names(cls, value: dict[str, ApproachSection]) -> dict[str, ApproachSection]:
+        for name in value:
+            if not APPROACH_NAME.match(name):
+                raise ValueError(
+                    f"{name!r} is not an approach name: lowercase letters, digits and dashes, "
+                    "starting with a letter (at most 30)"
+                )
+        return value
+
+
 class Config(BaseModel):
     """consort.toml. Unknown keys are errors, so a typo never silently falls back to a default."""
 
@@ -208,6 +253,7 @@ class Config(BaseModel):
     deploy: DeploySection = Field(default_factory=DeploySection)
     seal: SealSection = Field(default_factory=SealSection)
     env: EnvSection = Field(default_factory=EnvSection)
+    experiment: ExperimentSection = Field(default_factory=ExperimentSection)
     # Agent settings are owned by the agents package; kept loose here so that adapters can add
     # their own keys without this module knowing them.
     agents: dict[str, object] = Field(default_factory=dict)

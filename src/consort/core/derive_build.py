@@ -20,6 +20,9 @@ from consort.core.ledger.events import (
     EscalationRaised,
     EscalationResolved,
     EventPayload,
+    ExperimentDiscarded,
+    ExperimentSelected,
+    ExperimentStarted,
     FeaturePromoted,
     GateApproved,
     GateRejected,
@@ -58,6 +61,7 @@ class _Item:
     red_tests: tuple[str, ...] = ()
     passing: tuple[str, ...] = ()
     review_reasons: tuple[str, ...] = ()
+    experiment: int | None = None
 
     def advance(self, stage: ItemStage) -> None:
         self.stage = stage
@@ -205,6 +209,11 @@ def _fold_item(item: _Item, payload: EventPayload) -> None:
         # not validate; RED/GREEN/REFACTOR failures carry the runner's reasons).
         case StepFailed() | TurnFailed():
             item.fail(payload.feedback)
+        # An open experiment holds the cycle's GREEN until a person selects or discards it.
+        case ExperimentStarted():
+            item.experiment = payload.number
+        case ExperimentSelected() | ExperimentDiscarded():
+            item.experiment = None
         case EscalationResolved():
             item.failures = 0
             if payload.note:
@@ -232,6 +241,7 @@ def _story_state(
                 red_tests=tally.red_tests,
                 passing=tally.passing,
                 review_reasons=tally.review_reasons,
+                experiment=tally.experiment,
             )
         )
     return StoryState(

@@ -11,6 +11,7 @@
       spikes/<NAME>/notes.md         what an ended spike learned             (committed)
       worktrees/<F>/<S>/             story worktrees                         (ignored)
       worktrees/_spikes/<NAME>/      a running spike's worktree              (ignored)
+      worktrees/_experiments/<F>/<S>/<T>-<n>/<NAME>/  an approach's worktree (ignored)
       db/                            the secret (0600) and cluster.json      (ignored)
       run/                           process state (pids)                    (ignored)
       ledger.lock, drive.lock        locks                                   (ignored)
@@ -44,6 +45,7 @@ WORKTREES_DIR = "worktrees"
 SPIKES_DIR = "spikes"
 SPIKE_NOTES_FILE = "notes.md"
 SPIKE_CHECKOUTS = "_spikes"  # beside the features' checkouts; no feature id starts with "_"
+EXPERIMENT_CHECKOUTS = "_experiments"  # the approaches' checkouts, beside the spikes'
 DB_DIR = "db"
 PROCESS_DIR = "run"
 CLAUDE_MANIFEST_FILE = "claude-manifest.json"
@@ -145,6 +147,11 @@ class Layout:
     def spike_notes(self, name: str) -> Path:
         """What an ended spike learned: kept (and committed) when its code and database go."""
         return self.spikes / name / SPIKE_NOTES_FILE
+
+    def experiment_worktree(self, cycle: str, number: int, approach: str) -> Path:
+        """One approach's checkout (`cycle` is `<F>/<S>/<T>`); removed when it is selected or
+        archived."""
+        return self.worktrees / EXPERIMENT_CHECKOUTS / f"{cycle}-{number}" / approach
 
     def spike_worktree(self, name: str) -> Path:
         """A running spike's checkout; removed when the spike ends."""

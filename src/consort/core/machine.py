@@ -28,6 +28,7 @@ STOPS: dict[ActionKind, ExitCode] = {
     ActionKind.FIX_ARTIFACT: ExitCode.ERROR,
     ActionKind.AWAIT_ESCALATION: ExitCode.ESCALATION,
     ActionKind.AWAIT_GATE: ExitCode.OK,
+    ActionKind.AWAIT_EXPERIMENT: ExitCode.OK,
     ActionKind.INTEGRITY_STOP: ExitCode.INTEGRITY,
     ActionKind.NOT_AVAILABLE: ExitCode.OK,
     ActionKind.DONE: ExitCode.OK,
@@ -262,6 +263,18 @@ _STAGE_TURNS: dict[ItemStage, tuple[Role, Step]] = {
 
 
 def _item_action(state: State, feature: FeatureState, story: StoryState, item: ItemState) -> Action:
+    if item.experiment is not None:
+        subject = f"{_short(feature.id)}/{story.id}"
+        return Action(
+            ActionKind.AWAIT_EXPERIMENT,
+            Lane.BUILD,
+            f"an experiment races approaches to {item.id}'s GREEN; a person selects one",
+            feature=feature.id,
+            story=story.key,
+            item=item.id,
+            command=f"consort experiment compare {subject}, then "
+            f"consort experiment select {subject} NAME",
+        )
     role, step = _STAGE_TURNS[item.stage]
     limit = state.max_retries
     if item.stage is ItemStage.GREEN:

@@ -111,6 +111,7 @@ class ItemState:
     red_tests: tuple[str, ...] = ()  # every test collected at RED
     passing: tuple[str, ...] = ()  # the tests passing after the last verified run
     review_reasons: tuple[str, ...] = ()
+    experiment: int | None = None  # the number of the cycle's open experiment, if one is open
 
     @property
     def head(self) -> str | None:

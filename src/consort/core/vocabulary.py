@@ -71,6 +71,7 @@ class ActionKind(StrEnum):
     FIX_ARTIFACT = "fix-artifact"
     AWAIT_ESCALATION = "await-escalation"
     AWAIT_GATE = "await-gate"
+    AWAIT_EXPERIMENT = "await-experiment"
     INTEGRITY_STOP = "integrity-stop"
     NOT_AVAILABLE = "not-available"
     DONE = "done"

@@ -32,12 +32,18 @@ from pathlib import Path
 from typing import Any
 
 from consort.adapters.agents.base import Adapter, TurnOutcome, build_agent_env
-from consort.adapters.agents.config import agent_settings, make_adapter, sandbox_use
+from consort.adapters.agents.config import (
+    AgentSettings,
+    agent_settings,
+    make_adapter,
+    sandbox_use,
+)
 from consort.adapters.agents.task import AgentReport, Task, TurnDir, TurnResult
 from consort.adapters.gitguard import fingerprint
 from consort.adapters.gitguard import restore as restore_machinery
 from consort.adapters.scope import FileChange, Violation, WriteScope, enforce_scope, snapshot
 from consort.adapters.tdd.seal import CONSORT_FILES
+from consort.core.errors import ConsortError
 from consort.core.ledger import Actor, Ledger
 from consort.core.ledger.events import TurnFailed, TurnFinished, TurnStarted, ViolationRecorded
 from consort.core.project import Project
@@ -45,6 +51,8 @@ from consort.core.seal import SealViolation
 from consort.core.vocabulary import Role, SandboxUse, Step
 
 STDERR_TAIL = 2000
+CONTAINED = frozenset({SandboxUse.BWRAP, SandboxUse.NO_PROCESS})
+"""Turns whose agent cannot reach the main checkout or write git's folder."""
 
 
 class Verdict(Enum):
@@ -77,6 +85,20 @@ class OpenTurn:
 
 
 @dataclass(frozen=True)
+class SharedWrites:
+    """What Consort itself changes while this turn runs, for other work of the same run in
+    parallel (the sibling approaches of an experiment): paths in the main checkout (the ledger)
+    and refs (the siblings' branches). The turn's guards leave exactly these alone.
+
+    Sound only where the agent cannot reach them: a sandboxed turn never sees the main checkout
+    and sees git's folder read-only, and a replayed turn runs no process. `run_turn` refuses a
+    turn that would run otherwise."""
+
+    paths: tuple[str, ...]  # globs relative to the project root
+    refs: frozenset[str]  # full ref names
+
+
+@dataclass(frozen=True)
 class TurnRequest:
     """What one turn asks of its agent, where it may work, and where its record goes."""
 
@@ -96,6 +118,7 @@ class TurnRequest:
     # The branch database whose scratch child (its own role, dropped after the turn) the agent
     # gets as DATABASE_URL instead: the agent never holds the branch database itself.
     scratch_of: str | None = None
+    shared: SharedWrites | None = None  # parallel work whose writes are Consort's own
 
 
 @dataclass(frozen=True)
@@ -117,8 +140,11 @@ class TurnRun:
         return not self.problems
 
 
-def open_turn(project: Project, role: Role, step: Step) -> OpenTurn:
-    settings = agent_settings(project, role)
+def open_turn(
+    project: Project, role: Role, step: Step, settings: AgentSettings | None = None
+) -> OpenTurn:
+    """`settings`: the role's agent as configured, unless given (an experiment's approach)."""
+    settings = settings or agent_settings(project, role)
     adapter = make_adapter(settings)  # refuses here an agent that must be sandboxed and cannot be
     return OpenTurn(
         TurnDir.allocate(project.state_dir, role, step),
@@ -138,6 +164,12 @@ def run_turn(
     check: Callable[[], Sequence[str]] | None = None,
 ) -> TurnRun:
     """Run the agent once, guarded; `check` (its outputs' checks) runs after the revert."""
+    if request.shared is not None and turn.sandbox not in CONTAINED:
+        raise ConsortError(
+            f"a turn beside parallel work must be sandboxed, and {turn.name} would run "
+            f"{turn.sandbox.value}: its guards could not tell its changes from Consort's",
+            fix="run the approaches one at a time ([experiment] concurrency = 1)",
+        )
     task = _task(turn.dir, request)
     for output in task.outputs.values():
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -153,7 +185,8 @@ def run_turn(
     guards = _guards(project, turn.dir, request)
     machinery = fingerprint(project.root)
     outcome = _launch(project, turn, task, request)
-    sealed = restore_machinery(project.root, machinery)
+    others = request.shared.refs if request.shared is not None else frozenset()
+    sealed = restore_machinery(project.root, machinery, others=others)
     violations, changed = _revert_breaches(guards)
     # From here on Consort writes again: every tree the agent could reach is as allowed.
     _record(ledger, turn.dir, outcome, violations, changed, subject=request.subject, role=task.role)
@@ -232,12 +265,14 @@ def _guards(project: Project, turn: TurnDir, request: TurnRequest) -> list[_Guar
     agent writes its outputs there and Consort its record."""
     # Consort's own files are never a turn's, whatever its protected list says.
     protected = (*request.protected, *CONSORT_FILES)
-    scopes = [(request.workdir, request.writable, protected)]
+    none: tuple[str, ...] = ()
+    scopes = [(request.workdir, request.writable, protected, none)]
     if request.workdir.resolve() != project.root.resolve():
-        scopes.append((project.root, (), ()))
+        shared = request.shared.paths if request.shared is not None else ()
+        scopes.append((project.root, (), (), shared))
     return [
-        _Guard(tree, writable, protected, _exempt(turn, tree), snapshot(tree))
-        for tree, writable, protected in scopes
+        _Guard(tree, writable, protected, (*_exempt(turn, tree), *also), snapshot(tree))
+        for tree, writable, protected, also in scopes
     ]
 
 

@@ -1,8 +1,9 @@
-"""`consort spike NAME` is `consort spike start NAME`; `consort experiment` says it is not built."""
+"""`consort spike NAME` is `consort spike start NAME`; `consort experiment F/S` is its `run`."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
@@ -35,8 +36,29 @@ def test_spike_help_lists_its_subcommands() -> None:
     assert start.exit_code == 0 and "--ttl" in start.output and "--for" in start.output
 
 
-@pytest.mark.parametrize("args", [["F1/S1", "--approaches", "3"], ["compare", "F1/S1"], []])
-def test_experiment_says_it_is_not_built_and_does_nothing(args: list[str]) -> None:
-    result = CliRunner().invoke(cli, ["experiment", *args])
-    assert result.exit_code == 2
-    assert "not built yet" in result.output
+def test_a_first_word_that_is_not_a_subcommand_races_that_story(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    raced: list[tuple[str, int]] = []
+
+    class _Project:
+        class config:
+            class experiment:
+                approaches: ClassVar[dict[str, object]] = {}
+
+    def fake_run(project: object, story: str, count: int, progress: object) -> None:
+        raced.append((story, count))
+        raise SystemExit(0)
+
+    monkeypatch.setattr("consort.app.experiment.run", fake_run)
+    monkeypatch.setattr("consort.cli.experiment.project", _Project)
+    result = CliRunner().invoke(cli, ["experiment", "F1/S1", "--approaches", "3"])
+    assert result.exit_code == 0, result.output
+    assert raced == [("F1/S1", 3)]
+
+
+def test_experiment_help_lists_its_subcommands() -> None:
+    result = CliRunner().invoke(cli, ["experiment", "--help"])
+    assert result.exit_code == 0
+    for word in ("run", "compare", "select", "discard"):
+        assert word in result.output

@@ -540,3 +540,96 @@ class SpikeEnded(EventPayload):
     notes: str | None = None  # relative to the project root; None: it left no notes
     notes_sha256: str | None = None
     head: str | None = None  # the spike branch's last commit, before it was deleted
+
+
+# ---- experiments ---------------------------------------------------------------------------
+
+
+class ApproachOutcome(StrEnum):
+    """How one approach of an experiment ended."""
+
+    PASSED = "passed"  # a GREEN of its own, proven by Consort's run
+    CYCLES_SPENT = "cycles-spent"  # capped: every attempt its budget allowed failed
+    WALL_TIME = "wall-time"  # capped: its time budget ran out
+    ERROR = "error"  # Consort could not run it (its message says why)
+
+
+class ApproachRecord(_Lenient):
+    """One approach as an experiment started it: its paired branch and its driver."""
+
+    name: str = ""
+    branch: str = ""
+    database: str = ""
+    worktree: str = ""  # relative to the project root
+    adapter: str = ""
+    model: str | None = None
+    notes: str = ""
+    max_cycles: int = 1
+    wall_time_s: Seconds = 0.0
+
+
+class ExperimentStarted(EventPayload):
+    """A person raced approaches to one cycle (subject `<F>/<S>/<T>`): each on its own paired
+    branch from the cycle's RED commit, against the same frozen RED tests."""
+
+    event_type = EventType.EXPERIMENT_STARTED
+    number: int = 1  # the item's experiments, counted from 1
+    red_commit: str = ""
+    concurrency: int = 1
+    concurrency_note: str = ""  # why fewer ran at once than configured, if so
+    approaches: list[ApproachRecord] = []
+
+
+class ApproachAttempted(EventPayload):
+    """One driver attempt of one approach, judged like a GREEN (or repair) of the build."""
+
+    event_type = EventType.APPROACH_ATTEMPTED
+    number: int = 1
+    approach: str = ""
+    attempt: int = 1
+    step: Step | None = None
+    turn: str = ""
+    passed: bool = False
+    commit: str | None = None
+    reasons: list[str] = []
+    run: RunRecord | None = None
+    schema_changes: list[str] = []  # the migrated schema against the story's database
+    seconds: Seconds = 0.0
+
+
+class ApproachEnded(EventPayload):
+    """An approach stopped: passed, capped by its budget, or could not run."""
+
+    event_type = EventType.APPROACH_ENDED
+    number: int = 1
+    approach: str = ""
+    outcome: ApproachOutcome | None = None
+    cycles: int = 0
+    seconds: Seconds = 0.0
+    commit: str | None = None  # the passing commit
+    message: str = ""
+    smells: list[dict[str, Any]] = []  # the static checks' findings on the passing change
+    lines_added: int = 0
+    lines_removed: int = 0
+
+
+class ExperimentSelected(EventPayload):
+    """A person chose the approach whose GREEN the story keeps; the others were archived."""
+
+    event_type = EventType.EXPERIMENT_SELECTED
+    number: int = 1
+    approach: str = ""
+    commit: str = ""
+    archived: list[str] = []  # the other approaches' branches, under their archive names
+    dropped: list[str] = []  # every approach's database
+    note: str = ""
+
+
+class ExperimentDiscarded(EventPayload):
+    """A person kept no approach: the cycle's GREEN goes back to the normal build."""
+
+    event_type = EventType.EXPERIMENT_DISCARDED
+    number: int = 1
+    archived: list[str] = []
+    dropped: list[str] = []
+    note: str = ""

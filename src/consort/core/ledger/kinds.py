@@ -55,6 +55,12 @@ class EventType(StrEnum):
     # spikes: throwaway explorations outside the gated loop
     SPIKE_STARTED = "spike.started"
     SPIKE_ENDED = "spike.ended"
+    # experiments: approaches to one cycle raced on their own paired branches
+    EXPERIMENT_STARTED = "experiment.started"
+    APPROACH_ATTEMPTED = "experiment.attempted"
+    APPROACH_ENDED = "experiment.approach-ended"
+    EXPERIMENT_SELECTED = "experiment.selected"
+    EXPERIMENT_DISCARDED = "experiment.discarded"
 
 
 class Actor(StrEnum):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from consort.adapters.agents.config import AgentSettings
 from consort.adapters.paired import PairedBranches
 from consort.core.errors import ConsortError
 from consort.core.layout import STATE_GLOB
@@ -12,6 +13,7 @@ from consort.core.ledger import Actor, Ledger
 from consort.core.ledger.events import EventPayload
 from consort.core.project import Project
 from consort.core.state import BuildState, FeatureState, ItemState, State, StoryState
+from consort.lanes.turn import SharedWrites
 
 STATE_GUARD = STATE_GLOB  # Consort's state, in any checkout: never an agent's to change
 
@@ -28,6 +30,9 @@ class Build:
     feature: FeatureState
     build: BuildState
     progress: Progress
+    # An experiment's approach: its own driver, and what Consort writes beside its turns.
+    driver: AgentSettings | None = None
+    shared: SharedWrites | None = None
 
     @property
     def paired(self) -> PairedBranches:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from consort.adapters.db.branching import Ephemeral
 from consort.adapters.scope import glob_match
 from consort.adapters.tdd.rules import green_problems, red_problems, vacuous_red_tests
 from consort.adapters.tdd.runner import RunEvidence
@@ -138,14 +139,14 @@ def _test_sources(worktree: Path, commit: str, plan: CyclePlan) -> dict[str, str
 
 
 @dataclass(frozen=True)
-class _DriverTurn:
+class DriverTurn:
     turn: str  # its name
     commit: str | None  # None: the driver changed nothing
     evidence: RunEvidence | None
     problems: list[str]
 
 
-def _driver_turn(
+def driver_turn(
     ctx: Build,
     action: Action,
     story: StoryState,
@@ -155,14 +156,16 @@ def _driver_turn(
     text: str,
     stage: str,
     must_pass: tuple[str, ...],
-) -> _DriverTurn:
+    then: Callable[[Ephemeral, Path], None] | None = None,
+) -> DriverTurn:
     """The driver's guarded turn from `base`: protected paths reverted (a failed attempt), the
-    change committed, and the whole suite run, where every test in `must_pass` must pass."""
+    change committed, and the whole suite run, where every test in `must_pass` must pass.
+    `then` runs on the run's migrated child after the tests (see `run_suite`)."""
     if story.worktree is None or action.role is None or action.step is None:
         raise ConsortError(f"{story.key} has no worktree")
     worktree = Path(story.worktree)
     reset_worktree(worktree, base)
-    turn = open_turn(ctx.project, action.role, action.step)
+    turn = open_turn(ctx.project, action.role, action.step, ctx.driver)
     done = agent_turn(
         ctx,
         action,
@@ -182,7 +185,13 @@ def _driver_turn(
         commit = commit_worktree(worktree, f"{stage.upper()} {item.id}: {item.title}")
         if commit is not None:
             evidence, report = run_tests(
-                ctx, story, worktree, commit, f"{stage}-{story.id}-{item.id}", baseline=base
+                ctx,
+                story,
+                worktree,
+                commit,
+                f"{stage}-{story.id}-{item.id}",
+                baseline=base,
+                then=then,
             )
             problems += list(evidence.problems)
             if report is not None:
@@ -191,7 +200,7 @@ def _driver_turn(
                 )
     if problems:
         reset_worktree(worktree, base)
-    return _DriverTurn(done.name, commit, evidence, problems)
+    return DriverTurn(done.name, commit, evidence, problems)
 
 
 def _green(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None:
@@ -202,7 +211,7 @@ def _green(ctx: Build, action: Action, story: StoryState, item: ItemState) -> No
         f"configuration ({', '.join(ctx.project.config.build.protected)}) cannot be changed: "
         "such a change is reverted and the attempt fails. The whole suite must pass."
     )
-    done = _driver_turn(
+    done = driver_turn(
         ctx,
         action,
         story,
@@ -311,7 +320,7 @@ def _refactor(ctx: Build, action: Action, story: StoryState, item: ItemState) ->
         "Refactor as the review asks (see the feedback). Behaviour stays the same: the whole "
         "suite must still pass, and tests cannot be changed."
     )
-    done = _driver_turn(
+    done = driver_turn(
         ctx,
         action,
         story,

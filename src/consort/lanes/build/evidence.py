@@ -5,9 +5,11 @@ worktree, the suite run on it, and the record of each stage (ledger and cycle.js
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from consort.adapters.db.branching import Ephemeral
 from consort.adapters.tdd.junit import JUnitReport
 from consort.adapters.tdd.runner import RunEvidence, run_suite
 from consort.adapters.vcs import Git, commit_bytes
@@ -63,6 +65,7 @@ def run_tests(
     *,
     baseline: str | None = None,
     tests_may_change: bool = False,
+    then: Callable[[Ephemeral, Path], None] | None = None,
 ) -> tuple[RunEvidence, JUnitReport | None]:
     """The sealed run of `commit`, checked against `baseline` first (see `run_suite`)."""
     if story.database is None:
@@ -76,6 +79,7 @@ def run_tests(
         label=label,
         baseline=baseline,
         tests_may_change=tests_may_change,
+        then=then,
     )
 
 

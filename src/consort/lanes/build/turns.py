@@ -54,6 +54,7 @@ def agent_turn(
         # Never the branch database itself: a scratch child of it, with its own role, made for
         # the turn and dropped after it. Only Consort migrates the branch database.
         scratch_of=story.database,
+        shared=ctx.shared,
     )
     return run_turn(ctx.project, ctx.ledger, turn, request, verdict=verdict, check=check)
 

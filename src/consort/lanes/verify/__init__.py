@@ -48,6 +48,11 @@ def verify(project: Project) -> VerifyReport:
     spike_holds, spike_fails = verify_spikes(project, events)
     report.holds += spike_holds
     report.fails += spike_fails
+    from consort.lanes.verify.experiments import verify_experiments
+
+    experiment_holds, experiment_fails = verify_experiments(project, events)
+    report.holds += experiment_holds
+    report.fails += experiment_fails
     state = derive(events, project.config, project.state_dir)
     for feature in state.features:
         gate = feature.design_gate

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from consort.adapters.scope import glob_match
-from consort.adapters.tdd.junit import ReportMissing, parse_report_bytes
+from consort.adapters.tdd.junit import JUnitReport, ReportMissing, parse_report_bytes
 from consort.adapters.tdd.runner import REPORT_FILE, runs_dir
 from consort.adapters.tdd.seal import CONSORT_FILES, merge_violations
 from consort.adapters.tdd.testconfig import CONFIG_FILES
@@ -139,24 +139,38 @@ def _check_merge(project: Project, git: Git, event: Event, expected: str | None)
 def _check_run(
     project: Project, event: Event, run: RunRecord, red_tests: tuple[str, ...]
 ) -> list[str]:
+    return [f"event {event.seq}: {problem}" for problem in check_run(project, run, red_tests)]
+
+
+def _report(project: Project, run: RunRecord) -> tuple[JUnitReport | None, str | None]:
     report_path: Path = runs_dir(project) / run.run / REPORT_FILE
     try:
         dialect = RunnerKind(run.runner) if run.runner in set(RunnerKind) else RunnerKind.PYTEST
         report = parse_report_bytes(report_path.read_bytes(), prefix=run.id_prefix, dialect=dialect)
     except (ReportMissing, FileNotFoundError):
-        return [f"event {event.seq}: the report of run {run.run} is missing"]
+        return None, f"the report of run {run.run} is missing"
     if report.sha256 != run.report_sha256:
-        return [f"event {event.seq}: the report of run {run.run} was changed"]
+        return None, f"the report of run {run.run} was changed"
+    return report, None
+
+
+def report_problem(project: Project, run: RunRecord) -> str | None:
+    """Why the run's stored report is not the one recorded, or None when it is."""
+    return _report(project, run)[1]
+
+
+def check_run(project: Project, run: RunRecord, red_tests: tuple[str, ...]) -> list[str]:
+    """A GREEN's run: its report as recorded, its canaries holding, the RED-era tests passing."""
+    report, problem = _report(project, run)
+    if report is None:
+        return [problem or f"the report of run {run.run} cannot be read"]
     # pytest runs always have canaries; a junit run has them when its runner has a canary file
     # (Vitest, Jest), and then they must have held as well.
     with_canaries = run.runner == RunnerKind.PYTEST.value or run.canaries is not None
     if run.sealed and with_canaries and not (run.canaries is not None and run.canaries.holds):
-        return [f"event {event.seq}: the canaries of run {run.run} did not hold"]
+        return [f"the canaries of run {run.run} did not hold"]
     passed = report.passed()
     missing = [t for t in red_tests if t not in passed]
     if missing:
-        return [
-            f"event {event.seq}: run {run.run} does not show the RED-era tests passing: "
-            + ", ".join(missing[:5])
-        ]
+        return [f"run {run.run} does not show the RED-era tests passing: " + ", ".join(missing[:5])]
     return []

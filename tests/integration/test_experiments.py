@@ -1,0 +1,178 @@
+"""Experiments end to end on StockFlow: three approaches to S1's first cycle, raced in parallel
+on their own paired branches (real git worktrees, real PostgreSQL copies, real sealed pytest
+runs, command agents in the real sandbox): one honest, one that needs a repair, one that never
+passes. The comparison, the selection, `verify`, and the databases left afterwards."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import consort, git, ok
+from tests.integration.conftest import destroy_project_cluster
+
+pytestmark = pytest.mark.integration
+
+AGENT = Path(__file__).parents[1] / "agents" / "approach_agent.py"
+PLAYBOOK = Path(__file__).parents[2] / "src" / "consort" / "examples" / "stockflow" / "playbook"
+SUBJECT = "F1-stock-visibility/S1-file-stock/T1"
+
+
+def approach(name: str, mode: str, **extra: object) -> str:
+    command = json.dumps([sys.executable, str(AGENT), str(PLAYBOOK), mode])
+    lines = [f"[experiment.approaches.{name}]", 'adapter = "command"', f"command = {command}"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in extra.items()]
+    return "\n".join(lines) + "\n"
+
+
+def stockflow(root: Path, approaches: str, *, concurrency: int = 3) -> Path:
+    """StockFlow scaffolded by the demo (replayed design, RED and later turns, proxy gates),
+    with the experiment's approaches configured, its design driven to the gate and past it."""
+    ok(consort("demo", str(root), "--setup-only", cwd=root.parent))
+    config = root / "consort.toml"
+    config.write_text(
+        config.read_text()
+        + f"\n[experiment]\nconcurrency = {concurrency}\nmax_cycles = 2\n"
+        + approaches
+    )
+    git(root, "add", "consort.toml")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "experiments")
+    ok(consort("drive", "--until", "design", cwd=root))
+    return root
+
+
+def ledger(root: Path) -> list[dict]:
+    lines = (root / ".consort" / "ledger.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def databases(root: Path) -> set[str]:
+    listing = json.loads(ok(consort("branch", "list", "--json", cwd=root)))
+    return {row["name"] for row in listing if row.get("database")}
+
+
+@pytest.fixture(scope="module")
+def raced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
+    root = tmp_path_factory.mktemp("experiment") / "stockflow"
+    try:
+        stockflow(
+            root,
+            approach("honest", "honest", notes="Follow the architecture to the letter.")
+            + approach("repairs", "repairs")
+            + approach("never", "never"),
+        )
+        result = consort(
+            "experiment", "F1/S1", "--approaches", "3", "--json", cwd=root, timeout=900
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        yield root, json.loads(result.stdout)
+    finally:
+        destroy_project_cluster(root)
+
+
+def test_each_approach_ran_on_its_own_paired_branch_from_the_red_commit(raced):
+    root, _ = raced
+    started = next(e for e in ledger(root) if e["type"] == "experiment.started")
+    assert started["subject"] == SUBJECT and started["actor"] == "human"
+    assert started["data"]["concurrency"] == 3
+    red = next(e for e in ledger(root) if e["type"] == "red.verified")["data"]["commit"]
+    assert started["data"]["red_commit"] == red
+    branches = {a["name"]: a["branch"] for a in started["data"]["approaches"]}
+    assert branches == {
+        name: f"experiment/{SUBJECT}-1/{name}" for name in ("honest", "repairs", "never")
+    }
+    assert len({a["database"] for a in started["data"]["approaches"]}) == 3
+    # Every attempt was a sandboxed driver turn of the cycle, judged by a sealed run.
+    turns = {
+        e["data"]["turn"]: e["data"]["sandbox"]
+        for e in ledger(root)
+        if e["type"] == "turn.started" and e["data"]["role"] == "driver"
+    }
+    attempts = [e["data"] for e in ledger(root) if e["type"] == "experiment.attempted"]
+    assert {a["turn"] for a in attempts} <= set(turns)
+    assert {turns[a["turn"]] for a in attempts} == {"bwrap"}
+    assert all(a["run"]["sealed"] for a in attempts if a["run"])
+    # The honest approach's notes reached its driver, and no one else's.
+    tasks = {
+        a["approach"]: json.loads(
+            (root / ".consort" / "turns" / a["turn"] / "task.json").read_text()
+        )
+        for a in attempts
+    }
+    assert "Follow the architecture to the letter." in tasks["honest"]["instructions"]
+    assert "Follow the architecture" not in tasks["repairs"]["instructions"]
+
+
+def test_the_comparison_is_right(raced):
+    _, compared = raced
+    rows = {r["name"]: r for r in compared["approaches"]}
+    assert rows["honest"]["outcome"] == "passed" and rows["honest"]["cycles"] == 1
+    assert rows["repairs"]["outcome"] == "passed" and rows["repairs"]["cycles"] == 2
+    assert rows["repairs"]["repairs"] == 1
+    assert rows["never"]["outcome"] == "cycles-spent" and rows["never"]["cycles"] == 2
+    assert "capped" in rows["never"]["message"]
+    for name in ("honest", "repairs"):
+        row = rows[name]
+        assert row["tests_passed"] == row["tests_total"] > 0
+        assert row["lines_added"] > 0
+        assert any("skus" in change for change in row["schema_changes"]), row["schema_changes"]
+    assert rows["never"]["tests_passed"] < rows["never"]["tests_total"]
+    assert all(r["violations"] == 0 for r in rows.values())
+    assert compared["recommendation"]["kind"] == "winner"
+    assert compared["recommendation"]["winner"] == "honest"
+    assert compared["condition"] == "waiting"
+    # The drive waits for a person while the experiment is open.
+    status = consort("drive", cwd=raced[0])
+    assert status.returncode == 0 and "experiment" in status.stdout + status.stderr
+
+
+def test_a_failed_approach_cannot_be_selected(raced):
+    root, _ = raced
+    refused = consort("experiment", "select", "F1/S1", "never", cwd=root)
+    assert refused.returncode == 2
+    assert "did not pass" in refused.stdout + refused.stderr
+
+
+def test_selecting_the_honest_one_merges_it_and_verify_passes(raced):
+    root, _ = raced
+    before = databases(root)
+    assert {f"experiment/{SUBJECT}-1/{n}" for n in ("honest", "repairs", "never")} <= before
+    chosen = consort("experiment", "select", "F1/S1", "honest", "--json", cwd=root)
+    assert chosen.returncode == 0, chosen.stdout + chosen.stderr
+    selected = json.loads(chosen.stdout)
+    passing = next(
+        e["data"]
+        for e in ledger(root)
+        if e["type"] == "experiment.attempted" and e["data"]["approach"] == "honest"
+    )
+    assert selected["commit"] == passing["commit"]
+    story_head = git(root, "rev-parse", "refs/heads/story/F1-stock-visibility/S1-file-stock")
+    assert story_head == passing["commit"]
+    green = [e for e in ledger(root) if e["type"] == "green.verified"]
+    assert len(green) == 1 and green[0]["data"]["commit"] == passing["commit"]
+    assert green[0]["subject"] == SUBJECT
+    assert sorted(selected["archived"]) == [
+        f"archive/experiment/{SUBJECT}-1/never",
+        f"archive/experiment/{SUBJECT}-1/repairs",
+    ]
+    assert len(selected["dropped"]) == 3
+    after = databases(root)
+    assert not any(name.startswith("experiment/") for name in after)
+    branches = git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
+    assert not any(b.startswith("experiment/") for b in branches)
+    assert f"archive/experiment/{SUBJECT}-1/never" in branches
+    worktrees = root / ".consort" / "worktrees" / "_experiments"
+    assert not any(p.is_dir() and (p / ".git").exists() for p in worktrees.rglob("*"))
+    verified = consort("verify", "--json", cwd=root)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    report = json.loads(verified.stdout)
+    assert any("experiment" in line for line in report["holds"]), report["holds"]
+    # The build goes on from the selected GREEN as if it had been the only one: to the end.
+    done = consort("drive", cwd=root, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert consort("verify", cwd=root).returncode == 0
+    assert not any(n.startswith(("experiment/", "archive/")) for n in databases(root))
