@@ -235,3 +235,61 @@ def test_doctor_lists_a_running_cluster_whose_project_is_gone_and_db_gc_collects
         assert not [c for c in again if c["detail"].startswith(f"{home}:")]
     finally:
         aside.rename(fresh_project)
+
+
+def _set_binaries(root: Path, setting: str | None) -> None:
+    lines = [
+        line
+        for line in (root / "consort.toml").read_text().splitlines()
+        if not line.startswith("binaries = ")
+    ]
+    at = lines.index("[db]") + 1
+    if setting is not None:
+        lines.insert(at, f'binaries = "{setting}"')
+    (root / "consort.toml").write_text("\n".join(lines) + "\n")
+
+
+def test_binaries_changed_after_the_cluster_was_made_are_refused_with_the_way_back(
+    fresh_project,
+):
+    """[db] binaries moved from the embedded wheel to the machine's PostgreSQL of another major
+    version: no start touches the data folder, the message says what made the cluster and how
+    to go back or move, and going back finds every database as it was."""
+    import psycopg
+
+    from consort.adapters.db.binaries import binaries_for
+
+    status = _status(fresh_project)
+    url = next(
+        line.split("=", 1)[1]
+        for line in (fresh_project / ".env").read_text().splitlines()
+        if line.startswith("DATABASE_URL=")
+    )
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE kept (id int)")
+        conn.execute("INSERT INTO kept VALUES (7)")
+    ok(consort("db", "stop", cwd=fresh_project))
+    pg_version = (Path(status["data_dir"]) / "PG_VERSION").read_bytes()
+    _set_binaries(fresh_project, "system")
+    system, embedded = binaries_for("system").major(), binaries_for("embedded").major()
+    result = consort("db", "start", cwd=fresh_project)
+    if system == embedded:  # the same major version runs the same data folder
+        assert result.returncode == 0, result.stderr
+        ok(consort("db", "stop", cwd=fresh_project))
+    else:
+        said = " ".join(result.stderr.split())
+        assert result.returncode == 2, said
+        assert "Traceback" not in result.stderr
+        assert f'is PostgreSQL {embedded} (made with [db] binaries = "embedded")' in said
+        assert f'[db] binaries = "system" gives PostgreSQL {system}' in said
+        assert "Nothing was changed" in said
+        assert 'fix: set [db] binaries = "embedded" in consort.toml again' in said
+        assert "consort db destroy --yes" in said
+        doctor = json.loads(consort("doctor", "--json", cwd=fresh_project).stdout)
+        check = next(c for c in doctor if c["name"] == "cluster binaries")
+        assert check["state"] == "fail" and "made with" in check["detail"]
+        assert (Path(status["data_dir"]) / "PG_VERSION").read_bytes() == pg_version
+    _set_binaries(fresh_project, None)
+    ok(consort("db", "start", cwd=fresh_project))
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT id FROM kept").fetchall() == [(7,)]

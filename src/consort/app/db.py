@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from consort.adapters.db.backend import CLUSTER_FILE, ClusterRecord, EmbeddedBackend, open_backend
+from consort.adapters.db.backend import CLUSTER_FILE, EmbeddedBackend, open_backend
 from consort.core.config import DbBackendKind
 from consort.core.errors import UsageError
 from consort.core.fsutil import file_lock
@@ -75,7 +75,7 @@ def _start(project: Project, port: int | None) -> bool:
             if backend.cluster.state().running:
                 raise UsageError("the server is running; stop it before moving it to another port")
             chosen = free_port() if port == 0 else port
-            record = ClusterRecord(backend.record.home, chosen, backend.record.run_as)
+            record = replace(backend.record, port=chosen)
             record.save(project.db_dir / CLUSTER_FILE)
             backend = _embedded(project)
             backend.cluster.configure(port=chosen)

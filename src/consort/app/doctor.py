@@ -301,6 +301,23 @@ def _extension_check(project: Project) -> Check:
     return Check("extensions", CheckState.OK, "every extension the migrations create is available")
 
 
+def _binaries_check(project: Project) -> Check:
+    """Whether `[db] binaries` can still run the cluster (it may have changed since)."""
+    from consort.adapters.db.backend import EmbeddedBackend
+
+    try:
+        cluster = EmbeddedBackend(project).cluster
+        cluster.require_compatible()
+    except ConsortError as exc:
+        detail = f"{exc.message}; fix: {exc.fix}" if exc.fix else exc.message
+        return Check("cluster binaries", CheckState.FAIL, detail)
+    return Check(
+        "cluster binaries",
+        CheckState.OK,
+        f"PostgreSQL {cluster.data_major()} data, run by {cluster.binaries.bindir}",
+    )
+
+
 def _project_checks(start: Path | None) -> list[Check]:
     from consort.app import db
     from consort.core.project import find_project
@@ -338,6 +355,7 @@ def _project_checks(start: Path | None) -> list[Check]:
                 else f"stopped (port {status.port})",
             )
         )
+        result.append(_binaries_check(project))
     result.append(_extension_check(project))
     result += _command_checks(project)
     result.append(_protected_check(project))

@@ -352,7 +352,8 @@ def _embedded_cluster(project: Project, report: InitReport) -> None:
         )
     # Who owns a cluster outside the project: `consort doctor` finds the orphans by it.
     atomic_write_text(cluster.home / OWNER_FILE, f"{project.root}\n")
-    ClusterRecord(str(cluster.home), cluster.port, account.user).save(record_path)
+    made_with = project.config.db.binaries
+    ClusterRecord(str(cluster.home), cluster.port, account.user, made_with).save(record_path)
 
 
 def step_extensions(project: Project, report: InitReport) -> None:

@@ -68,6 +68,10 @@ def doctor(as_json: bool) -> None:
         CheckState.FAIL: "[red]FAIL[/]",
         CheckState.INFO: "[dim]-[/]",
     }
-    ui.table(None, ["", "check", "detail"], [[marks[c.state], c.name, c.detail] for c in found])
+    from rich.markup import escape
+
+    # A detail names consort.toml tables ("[db] binaries"), which are not console markup.
+    rows = [[marks[c.state], escape(c.name), escape(c.detail)] for c in found]
+    ui.table(None, ["", "check", "detail"], rows)
     if any(c.state is CheckState.FAIL for c in found):
         sys.exit(int(ExitCode.USAGE))

@@ -96,15 +96,25 @@ class ClusterRecord:
     home: str
     port: int
     run_as: str | None
+    binaries: str | None = None  # `[db] binaries` when it was made (None: an older record)
 
     def save(self, path: Path) -> None:
-        atomic_write_json(path, {"home": self.home, "port": self.port, "run_as": self.run_as})
+        data: dict[str, object] = {"home": self.home, "port": self.port, "run_as": self.run_as}
+        if self.binaries is not None:
+            data["binaries"] = self.binaries
+        atomic_write_json(path, data)
 
     @staticmethod
     def load(path: Path) -> ClusterRecord:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-            return ClusterRecord(str(raw["home"]), int(raw["port"]), raw.get("run_as"))
+            made_with = raw.get("binaries")
+            return ClusterRecord(
+                str(raw["home"]),
+                int(raw["port"]),
+                raw.get("run_as"),
+                str(made_with) if made_with is not None else None,
+            )
         except FileNotFoundError as exc:
             raise UsageError(
                 f"{path} is missing: this project has no embedded database yet",
@@ -133,7 +143,12 @@ class EmbeddedBackend:
             account = ServerAccount(self.record.run_as)
             binaries = reachable_binaries(binaries_for(self.project.config.db.binaries), account)
             self._cluster = LocalCluster(
-                Path(self.record.home), self.record.port, binaries, account
+                Path(self.record.home),
+                self.record.port,
+                binaries,
+                account,
+                setting=self.project.config.db.binaries,
+                made_with=self.record.binaries,
             )
         return self._cluster
 

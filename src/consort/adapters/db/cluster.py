@@ -85,6 +85,8 @@ class LocalCluster:
     port: int
     binaries: PgBinaries
     account: ServerAccount
+    setting: str = ""  # `[db] binaries` as configured now, for messages
+    made_with: str | None = None  # `[db] binaries` when the cluster was made (None: not recorded)
 
     @property
     def data_dir(self) -> Path:
@@ -122,8 +124,40 @@ class LocalCluster:
         os.replace(staging, self.data_dir)
         return method
 
+    def data_major(self) -> int | None:
+        """The PostgreSQL major version the data folder was made by (its PG_VERSION file)."""
+        try:
+            return int((self.data_dir / "PG_VERSION").read_text(encoding="utf-8").split(".")[0])
+        except (OSError, ValueError):
+            return None
+
+    def require_compatible(self) -> None:
+        """Refuse, before anything touches the data folder, binaries of another major version
+        than the one that made it: `[db] binaries` changed after the cluster was made."""
+        made = self.data_major()
+        if made is None:
+            return
+        major = self.binaries.major()
+        if made == major:
+            return
+        before = f' (made with [db] binaries = "{self.made_with}")' if self.made_with else ""
+        back = (
+            f'set [db] binaries = "{self.made_with}" in consort.toml again'
+            if self.made_with
+            else f"set [db] binaries in consort.toml back to binaries of PostgreSQL {made}"
+        )
+        raise UsageError(
+            f"the database cluster in {self.home} is PostgreSQL {made}{before}; [db] binaries = "
+            f'"{self.setting or "embedded"}" gives PostgreSQL {major} ({self.binaries.bindir}), '
+            "which cannot run it. Nothing was changed",
+            fix=f"{back}; or, to move to PostgreSQL {major}, delete every database of the "
+            "project with `consort db destroy --yes` and run `consort init` to make a new "
+            "cluster (the current branch's database is made again, empty)",
+        )
+
     def configure(self, *, port: int | None = None) -> CopyMethod:
         """Rewrite the settings file (port, copy method) of an existing cluster."""
+        self.require_compatible()
         if port is not None:
             self.port = port
         method = self._method()
@@ -186,6 +220,7 @@ class LocalCluster:
             raise UsageError(f"no database cluster in {self.data_dir}", fix="run `consort init`")
         if self.state().running:
             return False
+        self.require_compatible()
         if not port_is_free(self.port):
             raise UsageError(
                 f"port {self.port} on 127.0.0.1 is taken by another program",
