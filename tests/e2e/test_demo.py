@@ -120,6 +120,28 @@ def test_no_database_branch_is_left_but_main(demo):
     assert url.endswith("/main")
 
 
+def _clean(root: Path) -> str:
+    """What `git status` shows, untracked files listed one by one ("" when clean)."""
+    return git(root, "status", "--porcelain", "--untracked-files=all")
+
+
+def test_git_status_is_clean_when_the_demo_ends(demo):
+    """Whatever Consort wrote in .consort/ is committed with the evidence or ignored: after the
+    drive that promoted, nothing is modified or untracked; the reports are in git, logs are not."""
+    root, _ = demo
+    assert _clean(root) == ""
+    committed = git(root, "ls-files", ".consort").splitlines()
+    assert ".consort/ledger.jsonl" in committed
+    assert ".consort/claude-manifest.json" in committed
+    reports = [p for p in committed if p.startswith(".consort/runs/")]
+    assert reports and all(p.endswith("/junit.xml") for p in reports)
+    turns = [p for p in committed if p.startswith(".consort/turns/")]
+    assert turns and all("/outputs/" in p for p in turns)
+    assert git(root, "show", "HEAD:.consort/ledger.jsonl") == (
+        (root / ".consort" / "ledger.jsonl").read_text().rstrip("\n")
+    )  # the committed ledger ends with the drive's own last record
+
+
 def test_setup_only_then_drive_in_steps_reaches_the_same_end(tmp_path):
     root = tmp_path / "steps"
     try:
@@ -127,14 +149,19 @@ def test_setup_only_then_drive_in_steps_reaches_the_same_end(tmp_path):
         assert "set up" in out
         assert not any(e["type"] == "turn.started" for e in _events(root))
         steps = 0
+        ended_clean = False
         while True:
             result = consort("drive", "--max-steps", "10", cwd=root, timeout=600)
             assert result.returncode == 0, result.stdout + result.stderr
+            if "evidence committed" in result.stdout:
+                assert _clean(root) == "", result.stdout  # the drive that promoted ends clean
+                ended_clean = True
             steps += 1
             if "every feature is done" in result.stdout:
                 break
             assert steps < 30, "the demo does not finish in steps"
         ok(consort("verify", cwd=root))
         assert any(e["type"] == "feature.promoted" for e in _events(root))
+        assert ended_clean
     finally:
         destroy_project_cluster(root)

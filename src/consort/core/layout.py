@@ -7,7 +7,7 @@
       cycles/<F>/<S>/<T>/cycle.json  each cycle's stages with evidence       (committed)
       roles/                         role prompts the project may override   (committed)
       runs/<NNNN-label>/             junit.xml (committed), logs             (ignored)
-      turns/<NNNN>-<role>-<step>/    task.json, outputs/, stdout, stderr     (ignored)
+      turns/<NNNN>-<role>-<step>/    outputs/ (committed), task.json, stdout (ignored)
       spikes/<NAME>/notes.md         what an ended spike learned             (committed)
       worktrees/<F>/<S>/             story worktrees                         (ignored)
       worktrees/_spikes/<NAME>/      a running spike's worktree              (ignored)
@@ -15,6 +15,10 @@
       db/                            the secret (0600) and cluster.json      (ignored)
       run/                           process state (pids)                    (ignored)
       ledger.lock, drive.lock        locks                                   (ignored)
+      claude-manifest.json           what init wrote for Claude Code         (committed)
+
+`runs/` and `turns/` are ignored as folders; the evidence commit adds the committed files in them
+past the ignore lines (`consort.lanes.evidence`), so a run's logs never reach git.
 
 The names are part of Consort's on-disk contract: a project made by one version is read by the
 next, so never rename one. What is inside a turn folder is the agent protocol's

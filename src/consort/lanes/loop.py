@@ -27,6 +27,7 @@ from consort.core.project import Project
 from consort.core.state import GateKind, GateStatus, State, step_for_artifact
 from consort.core.vocabulary import LANE_ORDER, ActionKind, Lane
 from consort.lanes.design import record_hand_edit, restore_artifact, run_design_turn
+from consort.lanes.evidence import commit_pending_evidence
 from consort.lanes.gates import covered_hashes, proxy_policy
 from consort.lanes.humans import refuse_agent
 from consort.lanes.intake import resolve_feature
@@ -88,6 +89,7 @@ def drive(
                 Actor.ORCHESTRATOR,
                 subject,
             )
+            _commit_evidence(project, ledger, progress, failing=True)
             return DriveResult(
                 ExitCode.INTERRUPTED,
                 0,
@@ -100,6 +102,7 @@ def drive(
         except ConsortError as exc:
             stopped = DriveStopped(reason="error", message=exc.message, exit_code=int(exc.code))
             ledger.record(stopped, Actor.ORCHESTRATOR, subject)
+            _commit_evidence(project, ledger, progress, failing=True)
             raise
         stopped = DriveStopped(
             reason=result.last.kind.value if result.last else "bound",
@@ -107,7 +110,25 @@ def drive(
             exit_code=int(result.code),
         )
         ledger.record(stopped, Actor.ORCHESTRATOR, subject)
+        _commit_evidence(project, ledger, progress, failing=False)
         return result
+
+
+def _commit_evidence(
+    project: Project, ledger: Ledger, progress: Progress, *, failing: bool
+) -> None:
+    """Commit a promotion's evidence once the drive's last record is written: the checkout is
+    clean when the drive ends. When the drive stops on an error or an interruption, a failure
+    here must not hide that one: the next drive's stop commits it."""
+    try:
+        commit = commit_pending_evidence(project, ledger.read())
+    except ConsortError as exc:
+        if not failing:
+            raise
+        progress(f"  the evidence is not committed yet ({exc.message}); the next drive commits it")
+        return
+    if commit is not None:
+        progress(f"  evidence committed ({commit[:10]})")
 
 
 def _uses_database(state: State) -> bool:

@@ -38,7 +38,6 @@ from consort.core.state import BuildState, FeatureState, State
 from consort.core.vocabulary import ActionKind
 from consort.lanes.build.branches import FEATURE_CHECKOUT, ensure_worktree
 from consort.lanes.build.refs import require_recorded
-from consort.lanes.evidence import commit_evidence
 
 Progress = Callable[[str], None]
 POLL_S = 0.2
@@ -275,10 +274,9 @@ def promote(
         Actor.ORCHESTRATOR,
         feature.id,
     )
-    evidence_commit = commit_evidence(project, f"Evidence of {feature.id}: ledger, artifacts, runs")
     progress(
-        f"  promoted {feature.id} into {base} ({commit[:10]}); removed {len(deleted)} branches"
-        + (f"; evidence committed ({evidence_commit[:10]})" if evidence_commit else "")
+        f"  promoted {feature.id} into {base} ({commit[:10]}); removed {len(deleted)} branches;"
+        " its evidence is committed when this drive stops"
     )
 
 
