@@ -79,9 +79,7 @@ def _role_exists(project: Path, name: str) -> bool:
 
 
 def _accepts_connections(project: Path, name: str) -> bool:
-    return _catalog(
-        project, "SELECT 1 FROM pg_database WHERE datname = %s AND datallowconn", name
-    )
+    return _catalog(project, "SELECT 1 FROM pg_database WHERE datname = %s AND datallowconn", name)
 
 
 def _session_members(session: int) -> list[int]:

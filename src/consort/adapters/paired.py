@@ -5,9 +5,8 @@ The git half and the database half are created together: if either fails, neithe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
-
+from consort.adapters import branch_rows
+from consort.adapters.branch_rows import BranchDatabase, BranchRow
 from consort.adapters.db.backend import Backend, open_backend
 from consort.adapters.db.branching import (
     BranchDatabases,
@@ -23,34 +22,6 @@ from consort.core.errors import ConsortError, UsageError
 from consort.core.project import Project
 
 ROOT_BRANCH = "main"
-
-
-class Pairing(StrEnum):
-    PAIRED = "paired"
-    GIT_ONLY = "git only"  # a branch made with plain git: no database yet
-    DB_ONLY = "database only"  # the git branch is gone: `consort branch gc` drops it
-
-
-@dataclass(frozen=True)
-class BranchRow:
-    name: str
-    database: str | None
-    parent: str | None
-    pairing: Pairing
-    current: bool
-    size_bytes: int | None
-    created: str | None
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "database": self.database,
-            "parent": self.parent,
-            "pairing": self.pairing.value,
-            "current": self.current,
-            "size_bytes": self.size_bytes,
-            "created": self.created,
-        }
 
 
 class PairedBranches:
@@ -167,32 +138,22 @@ class PairedBranches:
             self.dbs.drop(names.database)
 
     def rows(self) -> list[BranchRow]:
-        git_branches = set(self.git.branches())
-        current = self.git.current_branch()
-        infos = {
-            i.branch: i for i in self.dbs.infos(sizes=True) if i.kind is DbKind.BRANCH and i.branch
-        }
-        by_db = {i.database: i.branch for i in infos.values()}
-        rows = []
-        for name in sorted(git_branches | set(infos)):
-            info = infos.get(name)
-            if info is not None and name in git_branches:
-                pairing = Pairing.PAIRED
-            elif info is not None:
-                pairing = Pairing.DB_ONLY
-            else:
-                pairing = Pairing.GIT_ONLY
-            rows.append(
-                BranchRow(
-                    name=name,
-                    database=info.database if info else None,
-                    parent=by_db.get(info.parent) if info and info.parent else None,
-                    pairing=pairing,
-                    current=name == current,
-                    size_bytes=info.size_bytes if info else None,
-                    created=info.created if info else None,
-                )
+        """The branch table, read from the server now (and kept for `consort status`)."""
+        infos = [i for i in self.dbs.infos(sizes=True) if i.kind is DbKind.BRANCH and i.branch]
+        by_db = {i.database: i.branch for i in infos}
+        databases = [
+            BranchDatabase(
+                branch=str(i.branch),
+                database=i.database,
+                parent_branch=by_db.get(i.parent) if i.parent else None,
+                created=i.created,
+                oid=i.oid,
+                size_bytes=i.size_bytes,
             )
+            for i in infos
+        ]
+        rows = branch_rows.branch_rows(self.git.branches(), self.git.current_branch(), databases)
+        branch_rows.remember(self.project.state_dir, databases)
         return rows
 
     def gc(self) -> list[str]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from consort.adapters.branch_rows import BranchRow, Pairing
 from consort.adapters.db.branching import TemplateMode
-from consort.adapters.paired import BranchRow, PairedBranches, Pairing
+from consort.adapters.paired import PairedBranches
 from consort.core.project import Project
 
 if TYPE_CHECKING:

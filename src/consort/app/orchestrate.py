@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from consort.app.next_step import NextReport, next_action
 from consort.core.errors import ExitCode
 from consort.core.project import Project
 from consort.core.state import GateKind
@@ -19,7 +20,6 @@ from consort.lanes.intake import IntakeKind
 
 if TYPE_CHECKING:
     from consort.core.ledger import Event
-    from consort.core.machine import Action
 
 __all__ = [
     "ActionKind",
@@ -113,54 +113,6 @@ def drive(
         next_command=last.command if last is not None else None,
         at_gate=last is not None and last.kind is ActionKind.AWAIT_GATE,
     )
-
-
-@dataclass(frozen=True)
-class NextReport:
-    """The next action and why; `summary` is its one-line description."""
-
-    kind: str
-    lane: str
-    feature: str | None
-    role: str | None
-    step: str | None
-    attempt: int
-    reason: str
-    command: str | None
-    summary: str
-
-    @classmethod
-    def of(cls, action: Action) -> NextReport:
-        return cls(
-            kind=action.kind.value,
-            lane=action.lane.value,
-            feature=action.feature,
-            role=action.role.value if action.role else None,
-            step=action.step.value if action.step else None,
-            attempt=action.attempt,
-            reason=action.reason,
-            command=action.command,
-            summary=action.describe(),
-        )
-
-    def as_json(self) -> dict[str, Any]:
-        shown = asdict(self)
-        del shown["summary"]
-        return shown
-
-
-def next_action(project: Project, feature: str | None = None) -> NextReport:
-    """The next action for the project, or for one feature (F1 or its full name); reads only."""
-    from consort.app.project import derived_state
-    from consort.core.machine import next_action as decide
-
-    state = derived_state(project)
-    key = None
-    if feature:
-        from consort.lanes.intake import resolve_feature
-
-        key = resolve_feature(project, feature, [f.id for f in state.features])
-    return NextReport.of(decide(state, key))
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,8 @@ def lineage(parents: dict[str, str | None], branch: str) -> list[str]:
 def own_branch_login(project: Project, checkout: Path, branch: str | None = None) -> BranchLogin:
     """The login URL of `branch` (default: the one checked out at `checkout`), when it is the
     checked-out branch or made from it, and has a parent; otherwise a UsageError saying why."""
-    from consort.adapters.paired import PairedBranches, Pairing
+    from consort.adapters.branch_rows import Pairing
+    from consort.adapters.paired import PairedBranches
     from consort.adapters.vcs import Git
 
     paired = PairedBranches(project)

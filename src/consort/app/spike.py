@@ -114,6 +114,11 @@ def running_or_expired(project: Project) -> list[Spike]:
     return [s for s in _read(project) if s.condition(now) is not SpikeCondition.ENDED]
 
 
+def all_spikes(project: Project) -> list[Spike]:
+    """Every spike the ledger knows, ended ones too, by start (reads only)."""
+    return _read(project)
+
+
 def _read(project: Project) -> list[Spike]:
     path = ledger_path(project.state_dir)
     events = Ledger(path).read() if path.exists() else []

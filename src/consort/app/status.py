@@ -1,15 +1,24 @@
-"""`consort status`: what a person needs to see at a glance, as a typed report."""
+"""`consort status`: what a person needs to see at a glance, as a typed report.
+
+Everything but the spikes' clocks and the branch table is derived from the project's files, and
+kept until one of them changes (`consort.core.derived_cache`); the branch table comes from the
+server's catalog, or from what the last read of it kept while no database was made or dropped
+since (`consort.adapters.branch_rows`). An unchanged project answers without loading the
+artifact models or the database driver.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from consort.core import derived_cache
 from consort.core.errors import ConsortError
-from consort.core.gate_phase import deploy_phase, design_phase, promote_phase, story_phase
-from consort.core.machine import next_action
 from consort.core.project import Project
-from consort.core.state import Escalation, FeatureState, ItemStage, State
+
+if TYPE_CHECKING:
+    from consort.core.spikes import Spike
+    from consort.core.state import Escalation, FeatureState, State
 
 
 @dataclass
@@ -79,17 +88,20 @@ def _sandboxes(project: Project, report: StatusReport) -> None:
     report.sandbox_warning = record.warning()
 
 
-def _spikes(project: Project) -> list[dict[str, object]]:
-    """The spikes not ended yet, read only: an expired one says what collects it."""
+def _spikes(spikes: list[Spike]) -> list[dict[str, object]]:
+    """The spikes not ended yet, as of now: an expired one says what collects it."""
     from datetime import UTC, datetime
 
-    from consort.app.spike import running_or_expired
+    from consort.core.spikes import SpikeCondition
 
     now = datetime.now(UTC)
-    return [spike.as_json(now) for spike in running_or_expired(project)]
+    return [s.as_json(now) for s in spikes if s.condition(now) is not SpikeCondition.ENDED]
 
 
 def _stories(feature: FeatureState) -> list[StoryLine]:
+    from consort.core.gate_phase import story_phase
+    from consort.core.state import ItemStage
+
     if feature.build is None:
         return []
     lines = []
@@ -120,12 +132,38 @@ def _stories(feature: FeatureState) -> list[StoryLine]:
 
 def status(project: Project) -> StatusReport:
     """Features, stories, escalations and branches, as the ledger and the files make them now."""
-    from consort.app.project import derived_state
+    digest = derived_cache.inputs_digest(project.root, project.state_dir, STATUS_QUESTION)
+    kept = derived_cache.load(project.state_dir, STATUS_QUESTION, digest)
+    derived = _from_kept(kept) if kept is not None else None
+    if derived is None:
+        from consort.app.project import derived_state
 
-    return collect(project, derived_state(project))
+        report, spikes = _derived(project, derived_state(project))
+        derived_cache.store(project.state_dir, STATUS_QUESTION, digest, _keep(report, spikes))
+    else:
+        report, spikes = derived
+    report.spikes = _spikes(spikes)
+    _branches(project, report, live=False)
+    return report
 
 
 def collect(project: Project, state: State) -> StatusReport:
+    """The report for `state`, its branch table read from the server now."""
+    report, spikes = _derived(project, state)
+    report.spikes = _spikes(spikes)
+    _branches(project, report, live=True)
+    return report
+
+
+STATUS_QUESTION = "status"
+
+
+def _derived(project: Project, state: State) -> tuple[StatusReport, list[Spike]]:
+    """What the files decide: everything but the clocks and the branch table."""
+    from consort.app.spike import all_spikes
+    from consort.core.gate_phase import deploy_phase, design_phase, promote_phase
+    from consort.core.machine import next_action
+
     report = StatusReport()
     _sandboxes(project, report)
     for feature in state.features:
@@ -155,11 +193,53 @@ def collect(project: Project, state: State) -> StatusReport:
                     "command": _resolutions(feature.id, feature.escalation),
                 }
             )
-    report.spikes = _spikes(project)
+    return report, all_spikes(project)
+
+
+def _keep(report: StatusReport, spikes: list[Spike]) -> dict[str, Any]:
+    from consort.core.spikes import spike_record
+
+    return {
+        "features": [asdict(f) for f in report.features],
+        "stories": [asdict(s) for s in report.stories],
+        "escalations": report.escalations,
+        "unsandboxed_turns": report.unsandboxed_turns,
+        "sandbox_warning": report.sandbox_warning,
+        "spikes": [spike_record(s) for s in spikes],
+    }
+
+
+def _from_kept(kept: dict[str, Any]) -> tuple[StatusReport, list[Spike]] | None:
+    """The report `_keep` kept, or None when it does not read back."""
+    from consort.core.spikes import spike_from_record
+
+    try:
+        report = StatusReport(
+            features=[FeatureLine(**f) for f in kept["features"]],
+            stories=[StoryLine(**s) for s in kept["stories"]],
+            escalations=list(kept["escalations"]),
+            unsandboxed_turns=list(kept["unsandboxed_turns"]),
+            sandbox_warning=kept["sandbox_warning"],
+        )
+        return report, [spike_from_record(r) for r in kept["spikes"]]
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _branches(project: Project, report: StatusReport, *, live: bool) -> None:
+    from consort.adapters import branch_rows
+
+    databases = None if live else branch_rows.recall(project.state_dir)
+    if databases is not None:
+        from consort.adapters.vcs import Git
+
+        git = Git(project.root)
+        rows = branch_rows.branch_rows(git.branches(), git.current_branch(), databases)
+        report.branches = [row.as_json() for row in rows]
+        return
     try:
         from consort.adapters.paired import PairedBranches
 
         report.branches = [row.as_json() for row in PairedBranches(project).rows()]
     except ConsortError as exc:
         report.branch_problem = exc.message
-    return report

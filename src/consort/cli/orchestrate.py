@@ -88,10 +88,10 @@ def drive(feature: str | None, until: str | None, max_steps: int | None) -> None
 @handled
 def next_(feature: str | None, as_json: bool) -> None:
     """Show the next action and why (changes nothing)."""
-    from consort.app import orchestrate as api
+    from consort.app.next_step import next_action
     from consort.cli import ui
 
-    action = api.next_action(project(), feature)
+    action = next_action(project(), feature)
     if as_json:
         ui.print_json(action.as_json())
         return

@@ -141,6 +141,49 @@ class Spike:
         }
 
 
+def spike_record(spike: Spike) -> dict[str, str | None]:
+    """A spike as plain JSON values, read back by `spike_from_record`."""
+    return {
+        "name": spike.name,
+        "feature": spike.feature,
+        "branch": spike.branch,
+        "parent": spike.parent,
+        "database": spike.database,
+        "worktree": spike.worktree,
+        "started": format_time(spike.started),
+        "expires": format_time(spike.expires),
+        "ended": format_time(spike.ended) if spike.ended else None,
+        "end_reason": spike.end_reason,
+        "notes": spike.notes,
+        "notes_sha256": spike.notes_sha256,
+    }
+
+
+def spike_from_record(record: dict[str, str | None]) -> Spike:
+    """The spike `spike_record` wrote; ValueError or KeyError when it is not one."""
+
+    def when(text: str | None) -> datetime:
+        if text is None:
+            raise ValueError("a spike record without its times")
+        return parse_time(text)
+
+    ended = record["ended"]
+    return Spike(
+        name=str(record["name"]),
+        feature=record["feature"],
+        branch=str(record["branch"]),
+        parent=str(record["parent"]),
+        database=str(record["database"]),
+        worktree=str(record["worktree"]),
+        started=when(record["started"]),
+        expires=when(record["expires"]),
+        ended=when(ended) if ended is not None else None,
+        end_reason=record["end_reason"],
+        notes=record["notes"],
+        notes_sha256=record["notes_sha256"],
+    )
+
+
 def fold_spikes(events: Iterable[Event]) -> dict[str, Spike]:
     """Every spike the ledger knows, by name, as its events left it.
 

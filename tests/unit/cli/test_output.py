@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from rich.console import Console
 
-from consort.adapters.paired import BranchRow, Pairing
+from consort.adapters.branch_rows import BranchRow, Pairing
 from consort.app.log import LogEntry
 from consort.app.status import StatusReport, StoryLine
 from consort.cli import log, ui
@@ -150,7 +150,7 @@ def test_status_shows_the_gates_up_to_the_first_one_not_approved() -> None:
 def test_progress_lines_keep_the_consort_toml_tables_they_name(
     piped: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ui.step("set [db] binaries = \"system\" in consort.toml, then [bold]consort init[/bold]")
+    ui.step('set [db] binaries = "system" in consort.toml, then [bold]consort init[/bold]')
     assert capsys.readouterr().out == (
         '> set [db] binaries = "system" in consort.toml, then [bold]consort init[/bold]\n'
     )

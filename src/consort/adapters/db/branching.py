@@ -66,6 +66,7 @@ class DbInfo:
     host: str | None
     point: str | None = None  # the branch point a snapshot freezes
     size_bytes: int | None = None
+    oid: int | None = None  # the catalog's id: the name of the database's folder
 
     def meta(self) -> dict[str, Any]:
         return {
@@ -81,7 +82,9 @@ class DbInfo:
         }
 
     @staticmethod
-    def from_catalog(database: str, comment: str | None, size: int | None) -> DbInfo | None:
+    def from_catalog(
+        database: str, comment: str | None, size: int | None, oid: int | None = None
+    ) -> DbInfo | None:
         if not comment:
             return None
         try:
@@ -99,6 +102,7 @@ class DbInfo:
                 host=meta.get("host"),
                 point=meta.get("point"),
                 size_bytes=size,
+                oid=oid,
             )
         except (ValueError, KeyError, TypeError):
             return None
@@ -135,10 +139,12 @@ class BranchDatabases:
         size = "pg_database_size(d.oid)" if sizes else "NULL::bigint"
         with self.backend.admin() as conn:
             rows = conn.execute(
-                "SELECT d.datname, shobj_description(d.oid, 'pg_database'), " + size + " "
+                "SELECT d.datname, shobj_description(d.oid, 'pg_database'), " + size + ", d.oid "
                 "FROM pg_database d WHERE d.datallowconn OR d.datistemplate ORDER BY d.datname"
             ).fetchall()
-        infos = [DbInfo.from_catalog(name, comment, size) for name, comment, size in rows]
+        infos = [
+            DbInfo.from_catalog(name, comment, size, int(oid)) for name, comment, size, oid in rows
+        ]
         return [info for info in infos if info is not None]
 
     def get(self, database: str) -> DbInfo | None:

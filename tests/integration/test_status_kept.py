@@ -1,0 +1,103 @@
+"""`consort status` and `consort next` keep their answers, and a kept answer is always the one
+a fresh derivation gives: after an intake, a hand edit, a broken artifact, a new or deleted
+branch. Fail-closed: nothing changed in the files may be answered from before the change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import consort, git, ok
+
+pytestmark = pytest.mark.integration
+
+
+def _answers(root: Path) -> tuple[dict, dict]:
+    status = json.loads(ok(consort("status", "--json", cwd=root)))
+    nxt = json.loads(ok(consort("next", "--json", cwd=root)))
+    return status, nxt
+
+
+def _fresh(root: Path) -> tuple[dict, dict]:
+    """The answers derived from nothing kept."""
+    shutil.rmtree(root / ".consort" / "run" / "cache", ignore_errors=True)
+    (root / ".consort" / "run" / "branches.json").unlink(missing_ok=True)
+    return _answers(root)
+
+
+def _without_sizes(status: dict) -> dict:
+    copy = json.loads(json.dumps(status))
+    for row in copy["branches"]:
+        row.pop("size_bytes")
+    return copy
+
+
+def _same(kept: tuple[dict, dict], fresh: tuple[dict, dict]) -> None:
+    assert _without_sizes(kept[0]) == _without_sizes(fresh[0])
+    assert kept[1] == fresh[1]
+
+
+def test_kept_answers_follow_every_change(fresh_project: Path) -> None:
+    root = fresh_project
+    first = _fresh(root)
+    assert (root / ".consort" / "run" / "cache").is_dir()
+    again = _answers(root)
+    _same(again, first)
+
+    request = root / "request.md"
+    request.write_text("Greet people\n\nSay hello to whoever asks.\n")
+    ok(consort("intake", "feature", "--file", str(request), cwd=root))
+    after_intake = _answers(root)
+    assert after_intake[1] != first[1]
+    assert [f["title"] for f in after_intake[0]["features"]] == ["Greet people"]
+    _same(after_intake, _fresh(root))
+
+    ledger = root / ".consort" / "ledger.jsonl"
+    whole = ledger.read_text()
+    ledger.write_text("".join(whole.splitlines(keepends=True)[:-1]))  # only the ledger changes
+    shorter = _answers(root)
+    assert shorter != after_intake
+    _same(shorter, _fresh(root))
+    ledger.write_text(whole)
+    _same(_answers(root), after_intake)
+
+    (feature,) = (root / ".consort" / "features").iterdir()
+    spec = feature / "feature-spec.json"
+    spec.write_text('{"stories": "not a list"}')  # a hand edit that does not validate
+    broken = _answers(root)
+    assert broken != after_intake
+    _same(broken, _fresh(root))
+
+    spec.unlink()
+    _same(_answers(root), _fresh(root))
+    (root / "consort.toml").write_text(
+        (root / "consort.toml").read_text().replace('mode = "interactive"', 'mode = "proxy"')
+    )
+    _same(_answers(root), _fresh(root))
+
+
+def test_the_branch_table_follows_new_and_deleted_branches(fresh_project: Path) -> None:
+    root = fresh_project
+    _fresh(root)
+    ok(consort("branch", "create", "side", cwd=root))
+    git(root, "checkout", "-q", "main")
+    status, _ = _answers(root)
+    rows = {row["name"]: row for row in status["branches"]}
+    assert rows["side"]["pairing"] == "paired" and rows["side"]["database"]
+    assert rows["side"]["parent"] == "main" and rows["main"]["current"] is True
+
+    status, _ = _answers(root)  # from what the last read kept: the same table
+    live = json.loads(ok(consort("branch", "list", "--json", cwd=root)))
+    assert _without_sizes(status)["branches"] == _without_sizes({"branches": live})["branches"]
+    for row in status["branches"]:
+        assert isinstance(row["size_bytes"], int) and row["size_bytes"] > 0
+
+    git(root, "branch", "-D", "side")  # plain git: the database stays
+    status, _ = _answers(root)
+    assert {r["name"]: r["pairing"] for r in status["branches"]}["side"] == "database only"
+    ok(consort("branch", "gc", cwd=root))  # the database goes: the kept table is not used
+    status, _ = _answers(root)
+    assert [r["name"] for r in status["branches"]] == ["main"]
