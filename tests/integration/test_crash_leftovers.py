@@ -228,8 +228,20 @@ def test_a_worktree_add_killed_mid_checkout_is_removed_by_the_next_drive(fresh_p
     assert (target / ".git").is_file()
     assert str(target) in git(project, "worktree", "list")
 
+    # Checkouts with a lifecycle of their own (a spike's, an experiment's) are not the drive's:
+    # a folder there, or a lock in one of them, is left as it is.
+    own = project / ".consort" / "worktrees" / "_experiments" / "F9-x-S1-T1-1" / "fast"
+    own.mkdir(parents=True)
+    (own / "work.py").write_text("x = 1\n")
+    spike = project / ".consort" / "worktrees" / "_spikes" / "probe"
+    git(project, "worktree", "add", "-q", "-b", "spike/probe", str(spike), "main")
+    spike_lock = Path(git(spike, "rev-parse", "--path-format=absolute", "--git-dir")) / "index.lock"
+    spike_lock.write_text("")
+
     out = ok(consort("drive", cwd=project))
     assert f"removed a half-made worktree: {target}" in out
     assert not target.exists()
+    assert (own / "work.py").is_file() and spike_lock.is_file()
+    assert "_experiments" not in out and "_spikes" not in out
     assert str(target) not in git(project, "worktree", "list")
     git(project, "worktree", "add", "-q", str(target), "half")  # the path is free again

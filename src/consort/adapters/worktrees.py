@@ -17,7 +17,8 @@ from pathlib import Path
 from consort.adapters.vcs import Git
 
 BEING_MADE = "initializing"  # what `git worktree add` writes into `locked` until it is done
-KEEP_OUT = ("_spikes",)  # a spike's checkout has a lifecycle (and lock) of its own
+OWN_LIFECYCLE = "_"  # `_spikes/`, `_experiments/`: checkouts with a lifecycle (and lock) of their
+# own, beside the features' (no feature id starts with "_"): never touched here
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def _checkout_folders(base: Path) -> list[Path]:
     """`<F>/<checkout>` folders below the worktrees folder."""
     found = []
     for feature in sorted(base.iterdir()):
-        if not feature.is_dir() or feature.is_symlink() or feature.name in KEEP_OUT:
+        if not feature.is_dir() or feature.is_symlink() or feature.name.startswith(OWN_LIFECYCLE):
             continue
         found += [
             c.resolve() for c in sorted(feature.iterdir()) if c.is_dir() and not c.is_symlink()
@@ -89,4 +90,7 @@ def _checkout_folders(base: Path) -> list[Path]:
 
 
 def _inside(path: Path, base: Path) -> bool:
-    return path.is_relative_to(base) and path != base and base / KEEP_OUT[0] not in path.parents
+    """Whether `path` is a feature's checkout below `base`."""
+    if not path.is_relative_to(base) or path == base:
+        return False
+    return not path.relative_to(base).parts[0].startswith(OWN_LIFECYCLE)
