@@ -143,3 +143,47 @@ def running_dashboard(
                 process.wait(timeout=30)
         thread.join(timeout=10)
         os.close(reader)
+
+
+@contextlib.contextmanager
+def editor_dashboard(root: Path, *, env: Mapping[str, str] | None = None) -> Iterator[Dashboard]:
+    """`consort dashboard --editor` as the VS Code extension starts it: every stream a pipe, the
+    URL and token read from the one JSON line it prints; closing its input stops it."""
+    import json
+
+    environment = {k: v for k, v in os.environ.items() if k != "CONSORT_TASK"}
+    environment.update(env or {})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "consort", "dashboard", "--editor", "--port", "0"],
+        cwd=root,
+        env=environment,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    output: list[bytes] = []
+    try:
+        line = process.stdout.readline()  # blocks until the announcement, or EOF if it failed
+        output.append(line)
+        if not line:
+            _, err = process.communicate(timeout=START_TIMEOUT_S)
+            raise AssertionError(f"the dashboard did not start: {err.decode()}")
+        announced = json.loads(line)
+        found = URL_LINE.search(f"Consort dashboard: {announced['url']}")
+        assert found is not None, announced
+        reader = threading.Thread(
+            target=_drain, args=(process.stdout.fileno(), output), daemon=True
+        )
+        reader.start()
+        yield Dashboard(process, found.group(1), int(found.group(2)), announced["token"], output)
+    finally:
+        if process.poll() is None:
+            with contextlib.suppress(BrokenPipeError):
+                process.stdin.close()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=30)

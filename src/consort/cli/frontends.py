@@ -41,8 +41,14 @@ def mcp() -> None:
     help="the port on 127.0.0.1 (0: a free one)",
 )
 @click.option("--open", "open_browser", is_flag=True, help="open the page in your browser")
+@click.option(
+    "--editor",
+    is_flag=True,
+    help="for the VS Code extension: print one JSON line (URL and token) on standard output, "
+    "which must be a pipe, and stop when standard input closes",
+)
 @handled
-def dashboard(port: int, open_browser: bool) -> None:
+def dashboard(port: int, open_browser: bool, editor: bool) -> None:
     """A live view of the project in your browser, on 127.0.0.1 only.
 
     Features and lanes, gates with what they cover, cycles with their evidence, escalations,
@@ -53,6 +59,11 @@ def dashboard(port: int, open_browser: bool) -> None:
     from consort.dashboard.server import serve
 
     def announce(started: Started) -> None:
+        if editor:
+            import json
+
+            click.echo(json.dumps(started.as_json(), separators=(",", ":")))
+            return
         click.echo(f"Consort dashboard: {started.url}  (Ctrl-C stops it)")
         if started.token is not None:
             click.echo(f"Token for approving and rejecting on the page: {started.token}")
@@ -64,4 +75,4 @@ def dashboard(port: int, open_browser: bool) -> None:
 
             webbrowser.open(started.url)
 
-    serve(Path.cwd(), port, announce)
+    serve(Path.cwd(), port, announce, editor=editor)

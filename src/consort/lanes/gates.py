@@ -39,7 +39,7 @@ from consort.core.state import (
 )
 from consort.lanes.gate_checks import require_open, short_id
 from consort.lanes.gate_review import design_review, release_review, story_review
-from consort.lanes.humans import has_terminal, refuse_agent
+from consort.lanes.humans import person_present, refuse_agent
 from consort.lanes.intake import resolve_feature
 
 Confirm = Callable[[str], bool]
@@ -97,7 +97,7 @@ def _send_back(feature: FeatureState) -> str:
 
 
 def _confirm_or_proxy(project: Project, question: str, confirm: Confirm, *, refused: str) -> Actor:
-    if has_terminal():
+    if person_present():
         if not confirm(question):
             raise UsageError("not approved", fix=refused)
         return Actor.HUMAN
@@ -193,7 +193,7 @@ def approve(
         feature = _feature(project, state, subject)
         require_open(feature, GateKind.DESIGN)
         hashes = covered_hashes(feature)
-        if has_terminal():
+        if person_present():
             if not confirm(design_review(project, ledger.read(), feature, hashes)):
                 raise UsageError("not approved", fix=_send_back(feature))
             actor = Actor.HUMAN

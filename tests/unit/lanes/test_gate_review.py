@@ -216,7 +216,7 @@ def test_answering_no_at_the_gate_records_nothing_and_offers_reject(
     from consort.lanes import gates
 
     monkeypatch.delenv("CONSORT_TASK", raising=False)
-    monkeypatch.setattr(gates, "has_terminal", lambda: True)
+    monkeypatch.setattr(gates, "person_present", lambda: True)
     asked: list[str] = []
 
     def say_no(question: str) -> bool:

@@ -13,6 +13,9 @@ const ROLE_COLOURS = {
 };
 
 const page = { overview: null, token: "", lastSeq: 0, refreshing: null, verifying: null };
+// In the VS Code extension's panel the editor holds the token: it adds it to a decision itself,
+// after the person confirms there, so the page asks for none.
+const EDITOR_HOLDS_TOKEN = Boolean(window.consortEditor && window.consortEditor.holdsToken);
 
 // ---- building blocks --------------------------------------------------------------------------
 
@@ -79,9 +82,9 @@ function renderHeader(data) {
 
 function renderDecisions(data) {
   const allowed = data.decisions_allowed;
-  document.getElementById("read-only").textContent = allowed ? ""
-    : `Read-only: ${data.read_only_reason}.`;
-  document.getElementById("token-form").hidden = !allowed;
+  document.getElementById("read-only").textContent = !allowed ? `Read-only: ${data.read_only_reason}.`
+    : EDITOR_HOLDS_TOKEN ? "The editor holds this dashboard's token: it asks you to confirm each decision." : "";
+  document.getElementById("token-form").hidden = !allowed || EDITOR_HOLDS_TOKEN;
   const pending = data.features.filter((f) => f.pending_gate).map((f) => f.pending_gate);
   if (!pending.length) {
     replace("pending", el("p", { class: "dim", text: "No gate is waiting." }));
@@ -91,7 +94,7 @@ function renderDecisions(data) {
     const note = el("input", { type: "text", placeholder: "note (a rejection needs one)",
       "aria-label": `note for ${gate.gate} ${gate.subject}` });
     const act = (action) => decide(action, gate, note.value);
-    const canAct = allowed && page.token !== "";
+    const canAct = allowed && (page.token !== "" || EDITOR_HOLDS_TOKEN);
     return el("div", { class: "pending", "data-gate": gate.gate, "data-subject": gate.subject },
       el("strong", { text: `${gate.gate} gate of ${gate.subject}` }),
       el("code", { text: gate.command || "" }), note,
