@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,11 +79,15 @@ def _drain(stream: int, into: list[bytes]) -> None:
 
 @contextlib.contextmanager
 def running_dashboard(
-    root: Path, *, terminal: bool, env: Mapping[str, str] | None = None
+    root: Path,
+    *,
+    terminal: bool,
+    env: Mapping[str, str] | None = None,
+    args: Sequence[str] = (),
 ) -> Iterator[Dashboard]:
     environment = {k: v for k, v in os.environ.items() if k != "CONSORT_TASK"}
     environment.update({"COLUMNS": "200", **(env or {})})
-    argv = [sys.executable, "-m", "consort", "dashboard", "--port", "0"]
+    argv = [sys.executable, "-m", "consort", "dashboard", "--port", "0", *args]
     output: list[bytes] = []
     if terminal:
         master, slave = os.openpty()

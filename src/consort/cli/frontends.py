@@ -47,16 +47,42 @@ def mcp() -> None:
     help="for the VS Code extension: print one JSON line (URL and token) on standard output, "
     "which must be a pipe, and stop when standard input closes",
 )
+@click.option(
+    "--install-extension",
+    "install_extension",
+    is_flag=True,
+    help="install the Consort extension into VS Code (`code --install-extension`) and exit",
+)
+@click.option(
+    "--vsix",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="the extension's package for --install-extension (default: the one built in "
+    "editors/vscode of the Consort source this runs from)",
+)
 @handled
-def dashboard(port: int, open_browser: bool, editor: bool) -> None:
+def dashboard(
+    port: int, open_browser: bool, editor: bool, install_extension: bool, vsix: Path | None
+) -> None:
     """A live view of the project in your browser, on 127.0.0.1 only.
 
     Features and lanes, gates with what they cover, cycles with their evidence, escalations,
     violations, branches and their schema diffs, agent turns and what they cost, and the
     verdict of `consort verify`, updated as the ledger grows. Started at a terminal, it prints a
     token: type it on the page to approve or reject there. Without it the page is read-only.
+
+    With --open and VS Code's `code` command on PATH, it also says how to get the Consort
+    extension (the page in an editor panel); --install-extension installs it, when you ask.
     """
     from consort.dashboard.server import serve
+
+    if install_extension:
+        from consort.app.editor import install
+
+        installed = install(vsix)
+        click.echo(f"Installed {installed.vsix} into VS Code ({installed.code}).")
+        if installed.output:
+            click.echo(installed.output)
+        return
 
     def announce(started: Started) -> None:
         if editor:
@@ -73,6 +99,15 @@ def dashboard(port: int, open_browser: bool, editor: bool) -> None:
         if open_browser:
             import webbrowser
 
-            webbrowser.open(started.url)
+            from consort.app.editor import offer
+
+            extension = offer()
+            if extension is not None:
+                for line in extension.lines():
+                    click.echo(line)
+            if webbrowser.open(started.url):
+                click.echo(f"Opened {started.url} in your browser.")
+            else:
+                click.echo("No browser could be opened here: open the URL above yourself.")
 
     serve(Path.cwd(), port, announce, editor=editor)
