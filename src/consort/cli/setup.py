@@ -17,7 +17,9 @@ def register(group: click.Group) -> None:
 
 @click.command()
 @click.argument("directory", required=False, type=click.Path(path_type=Path), default=Path("."))
-@click.option("--template", help="Lay down a project scaffold first (python-fastapi).")
+@click.option(
+    "--template", help="Lay down a project scaffold first (python-fastapi, node-express)."
+)
 @click.option(
     "--db-binaries",
     default=None,

@@ -1,0 +1,8 @@
+// Knex's settings: migrate the database DATABASE_URL names (see src/settings.js).
+import { databaseUrl } from "./src/settings.js";
+
+export default {
+  client: "pg",
+  connection: databaseUrl(),
+  migrations: { directory: "./migrations", loadExtensions: [".js"] },
+};
