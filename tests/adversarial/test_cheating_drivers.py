@@ -148,6 +148,11 @@ CATALOG = {
     "fork-holds-output": ("seal", "tampering"),
     "setsid-daemon": ("seal", "tampering"),
     "exits-at-import": ("reason", "wrote no report"),
+    # production code that tells the run from production without naming the runner
+    "reads-run-token": ("seal", "tampering"),
+    "sees-throwaway-database": ("seal", "tampering"),
+    "sees-tests-folder": ("seal", "tampering"),
+    "scans-environment": ("seal", "tampering"),
     # the test process reaching past its export: Consort's runs are sandboxed like turns
     "run-reads-secret": ("reason", "test_answer failed"),
     "run-reads-main-checkout": ("reason", "test_answer failed"),

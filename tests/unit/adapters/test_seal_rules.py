@@ -43,6 +43,26 @@ def caps(source: str) -> set[Capability]:
         ("def f(g):\n    return g.__globals__\n", Capability.DYNAMIC_CODE),
         ("import ctypes\n", Capability.NATIVE),
         ("open('/proc/self/cmdline')\n", Capability.RUNNER_ENVIRONMENT),
+        # telling Consort's run from production without naming the runner
+        ("import os\nos.environ.get('CONSORT_RUN_TOKEN')\n", Capability.RUNNER_ENVIRONMENT),
+        (
+            "import os\n'eph' in os.environ['DATABASE_URL'].split('consort_')[-1]\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        ("import os\n'CONS' + 'ORT' in os.getcwd()\n", Capability.RUNNER_ENVIRONMENT),
+        ("import os\nos.environ.get('PYTHONNOUSERSITE')\n", Capability.RUNNER_ENVIRONMENT),
+        ("import os\nos.path.isdir('./tests')\n", Capability.RUNNER_ENVIRONMENT),
+        (
+            "import pathlib\npathlib.Path('tests/test_t1.py').exists()\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        ("import os\nos.environ.get('APP_ENV') == 'test'\n", Capability.RUNNER_ENVIRONMENT),
+        (
+            "import os\nany(k.endswith('TOKEN') for k in os.environ)\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        ("import os\nfor k, v in os.environ.items():\n    pass\n", Capability.RUNNER_ENVIRONMENT),
+        ("from os import environ\nnames = sorted(environ)\n", Capability.RUNNER_ENVIRONMENT),
     ],
 )
 def test_each_reach_into_the_test_machinery_is_found(source, capability):
@@ -53,7 +73,8 @@ def test_ordinary_application_code_has_no_finding():
     source = (
         "import os\nfrom fastapi import FastAPI\nfrom sqlalchemy import text\n\n"
         "app = FastAPI()\nURL = os.environ.get('DATABASE_URL')\n\n"
-        "@app.get('/health')\ndef health():\n    return {'ok': True}\n"
+        "@app.get('/health')\ndef health():\n    return {'ok': True}\n\n"
+        "ENV = dict(os.environ.copy(), LANG='C')\nMODE = os.environ.get('APP_ENV', 'prod')\n"
     )
     assert findings(source) == []
 

@@ -173,6 +173,11 @@ DUNDER_ESCAPES = frozenset(
     }
 )
 
+# What only Consort's runs set: Python's start-up flags (besides every CONSORT_* name).
+RUN_FLAGS = frozenset({"PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE"})
+TEST_WORDS = frozenset({"test", "tests", "testing"})
+ENVIRONMENTS = frozenset({"os.environ", "os.environb"})
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -192,6 +197,7 @@ def findings(text: str) -> list[Finding]:
     for node in ast.walk(tree):
         found += _node_findings(node, aliases)
         found += _folded_findings(node, aliases)
+        found += _environment_scan(node, aliases)
         found += _definition_findings(node)
     found += [
         Finding(Capability.RIGGED_COMPARISON, line, what) for line, what in rigged_comparisons(tree)
@@ -354,10 +360,49 @@ def _string_findings(value: str, line: int) -> list[Finding]:
     lowered = value.lower()
     if "pytest" in lowered:
         return [Finding(Capability.RUNNER_ENVIRONMENT, line, f"names the runner ({value[:40]!r})")]
+    if "consort" in lowered or value in RUN_FLAGS:
+        # the run's token variable, its throwaway database (consort_eph_...), its folders
+        return [
+            Finding(Capability.RUNNER_ENVIRONMENT, line, f"names Consort's run ({value[:40]!r})")
+        ]
+    if _names_the_tests(lowered):
+        return [Finding(Capability.RUNNER_ENVIRONMENT, line, f"names the tests ({value[:40]!r})")]
     if value.startswith("/proc/") or value == "/proc" or value.startswith("/dev/fd"):
         return [Finding(Capability.RUNNER_ENVIRONMENT, line, f"reads `{value[:40]}`")]
     if "junit" in lowered or lowered.endswith(".pth") or "sitecustomize" in lowered:
         return [Finding(Capability.RUNNER_ENVIRONMENT, line, f"names `{value[:40]}`")]
+    return []
+
+
+def _names_the_tests(lowered: str) -> bool:
+    """ "tests", "tests/...", "conftest.py", "test" or "testing" (an APP_ENV == "test"): code
+    that looks for the tests, or for a test environment, to answer differently there."""
+    path = lowered.strip("./")
+    return path in TEST_WORDS or path.startswith(("tests/", "test/")) or "conftest" in path
+
+
+def _environment_scan(node: ast.AST, aliases: dict[str, str]) -> list[Finding]:
+    """The environment read as a whole (`for k in os.environ`, `os.environ.items()`): a scan for
+    whatever variable only a test run has, by a name no rule can read."""
+    line = getattr(node, "lineno", 0)
+    scanned: ast.AST | None = None
+    if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+        scanned = node.iter
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("keys", "items", "values")
+    ):
+        scanned = node.func.value
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.args
+        and node.func.id in ("list", "sorted", "set", "tuple", "filter", "map")
+    ):
+        scanned = node.args[-1]
+    if scanned is not None and qualified_name(scanned, aliases) in ENVIRONMENTS:
+        return [Finding(Capability.RUNNER_ENVIRONMENT, line, "scans the whole environment")]
     return []
 
 
