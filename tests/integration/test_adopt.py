@@ -53,6 +53,12 @@ def test_a_backend_project_with_a_tracked_env_is_adopted_and_built(tmp_path):
         assert result.returncode == 0, result.stdout + result.stderr
         said = result.stdout + result.stderr
         assert ".env is tracked by git and stays untouched" in said
+        # the tables it names are printed as written, not read as console markup
+        assert "give them the run database's parts" in said and "[test.env] and" in said
+        # what else the tracked .env sets, which no run will see, is named
+        assert "the tracked .env also sets FASTAPI_ENV: no run reads a .env" in " ".join(
+            said.split()
+        )
         assert "uuid-ossp" not in said  # the system PostgreSQL ships it
         assert (root / ".env").read_bytes() == env_before
         config = tomllib.loads((root / "consort.toml").read_text())

@@ -55,6 +55,8 @@ class Survey:
     node_runner: str | None = None  # "vitest" | "jest"
     db_variables: list[str] = field(default_factory=list)  # the DB variables the code reads
     tracked_env: bool = False  # `.env` is a file of the repository
+    # The variables a tracked `.env` sets besides the database's: no run reads a .env.
+    env_settings: list[str] = field(default_factory=list)
     protected: list[str] = field(default_factory=lambda: list(DEFAULT_PROTECTED))
 
     def unprotected_tests(self) -> list[str]:
@@ -68,6 +70,10 @@ def survey(root: Path) -> Survey:
     found = Survey(files=files)
     found.test_files = [f for f in files if is_test_file(f)]
     found.tracked_env = Git.is_repo(root) and Git(root).tracks(".env")
+    if found.tracked_env:
+        found.env_settings = [
+            name for name in _env_names(_read(root / ".env") or "") if name not in DB_VARIABLES
+        ]
     found.test_cwd = _pytest_folder(root, files, found.test_files)
     alembic = sorted(
         (str(PurePosixPath(f).parent) for f in files if _name(f) == "alembic.ini"),
@@ -81,6 +87,15 @@ def survey(root: Path) -> Survey:
     found.db_variables = _db_variables(root, files)
     found.protected = _protected(root, found)
     return found
+
+
+_ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
+
+
+def _env_names(text: str) -> list[str]:
+    """The variables a .env file sets, in its order."""
+    names = [m.group(1) for line in text.splitlines() if (m := _ENV_LINE.match(line))]
+    return list(dict.fromkeys(names))
 
 
 def _name(path: str) -> str:

@@ -139,6 +139,14 @@ def step_config(project: Project, report: InitReport, db_binaries: str | None = 
     atomic_write_text(project.config_path, config_text(setup))
     report.done.append(f"wrote {CONFIG_FILE}")
     report.done.extend(notes)
+    if found.env_settings:
+        shown = ", ".join(found.env_settings[:8]) + (", ..." if len(found.env_settings) > 8 else "")
+        report.warnings.append(
+            f"the tracked .env also sets {shown}: no run reads a .env (runs get their settings "
+            "by environment only), so give what the tests and migrations need in [test.env] "
+            "and [migrate.env] (and [deploy.env] for the app) in "
+            f"{CONFIG_FILE}"
+        )
     unprotected = found.unprotected_tests()
     if unprotected:
         report.warnings.append(

@@ -56,11 +56,16 @@ def step(line: str) -> None:
 
 
 def done(text: str) -> None:
-    console().print(f"[green]✓[/green] {text}")
+    """A line of what was done, in Consort's words (which name tables such as "[test.env]")."""
+    from rich.markup import escape
+
+    console().print(f"[green]✓[/green] {escape(text)}")
 
 
 def warn(text: str) -> None:
-    err_console().print(f"[yellow]![/yellow] {text}")
+    from rich.markup import escape
+
+    err_console().print(f"[yellow]![/yellow] {escape(text)}")
 
 
 def error(text: str, fix: str | None = None) -> None:

@@ -97,3 +97,11 @@ def test_doctor_warns_about_test_files_no_protected_glob_matches(tmp_path):
     assert check.state.value == "warn" and "backend/tests/test_b.py" in check.detail
     (tmp_path / "consort.toml").write_text('[build]\nprotected = ["**/tests/**"]\n')
     assert _protected_check(Project(tmp_path)).state.value == "ok"
+
+
+def test_the_names_a_dotenv_file_sets_are_read_in_order():
+    from consort.adapters.survey import _env_names
+
+    text = "# comment\nFASTAPI_ENV=development\nexport SECRET_KEY=x\n\n"
+    text += 'PROJECT_NAME="A B"\nnot a line\n'
+    assert _env_names(text + "FASTAPI_ENV=again\n") == ["FASTAPI_ENV", "SECRET_KEY", "PROJECT_NAME"]
