@@ -15,4 +15,16 @@ npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 npm run --silent build
 npm test
 npm run --silent package
-ls -l consort-vscode.vsix
+# the package holds what the extension loads: its entry point, every compiled module, the
+# webview's bridge script (a .vscodeignore mistake would leave one out, and vsce would not mind)
+python3 - <<'PY'
+import json, pathlib, zipfile
+names = set(zipfile.ZipFile("consort-vscode.vsix").namelist())
+main = json.loads(pathlib.Path("package.json").read_text())["main"].removeprefix("./")
+needed = {f"extension/{main}", "extension/media/pageBridge.js", "extension/package.json"}
+needed |= {f"extension/{p.as_posix()}" for p in pathlib.Path("out/src").glob("*.js")}
+missing = sorted(needed - names)
+assert not missing, f"consort-vscode.vsix lacks {missing}"
+assert not [n for n in names if "/test/" in n or n.endswith(".ts")], "tests or sources packaged"
+print(f"consort-vscode.vsix: {len(names)} files, the extension's {len(needed)} among them")
+PY

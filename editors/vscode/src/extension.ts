@@ -39,8 +39,8 @@ async function confirm(decision: Decision): Promise<boolean> {
   return answer === button;
 }
 
-async function showPanel(context: vscode.ExtensionContext, target: Target, ownsDashboard: boolean): Promise<void> {
-  panel?.dispose();
+/** A panel on `target`; `owned` is the dashboard this panel started, stopped when it closes. */
+async function showPanel(context: vscode.ExtensionContext, target: Target, owned: RunningDashboard | null): Promise<void> {
   const bridgeJs = fs.readFileSync(path.join(context.extensionPath, "media", "pageBridge.js"), "utf8");
   const html = await dashboardDocument(target, bridgeJs);
   const view = vscode.window.createWebviewPanel("consort.dashboard", "Consort", vscode.ViewColumn.Active, {
@@ -57,9 +57,9 @@ async function showPanel(context: vscode.ExtensionContext, target: Target, ownsD
   view.onDidDispose(() => {
     session.dispose();
     if (panel === view) panel = null;
-    if (ownsDashboard && started !== null) {
-      void started.stop();
-      started = null;
+    if (owned !== null) {
+      void owned.stop();
+      if (started === owned) started = null;
     }
   });
   view.webview.html = html;
@@ -72,6 +72,11 @@ async function openDashboard(context: vscode.ExtensionContext): Promise<void> {
     void vscode.window.showErrorMessage("Consort: open the folder of a Consort project first.");
     return;
   }
+  if (panel !== null && started !== null && started.child.exitCode === null) {
+    panel.reveal();
+    return;
+  }
+  panel?.dispose(); // an attached one, or one whose dashboard has ended
   try {
     if (started === null || started.child.exitCode !== null) {
       started = await vscode.window.withProgress(
@@ -81,7 +86,7 @@ async function openDashboard(context: vscode.ExtensionContext): Promise<void> {
       output.appendLine(`consort dashboard at ${started.url}${started.token === null ? ` (read-only: ${started.readOnlyReason})` : ""}`);
       void started.exited.then((code) => output.appendLine(`consort dashboard exited ${code}`));
     }
-    await showPanel(context, { url: started.url, token: started.token }, true);
+    await showPanel(context, { url: started.url, token: started.token }, started);
   } catch (error) {
     void vscode.window.showErrorMessage(`Consort: ${(error as Error).message}`);
   }
@@ -106,8 +111,9 @@ async function attachDashboard(context: vscode.ExtensionContext): Promise<void> 
     password: true,
     ignoreFocusOut: true,
   });
+  panel?.dispose(); // and with it the dashboard that panel started, if any
   try {
-    await showPanel(context, { url: parseAttachUrl(raw), token: token ? token.trim() : null }, false);
+    await showPanel(context, { url: parseAttachUrl(raw), token: token ? token.trim() : null }, null);
   } catch (error) {
     void vscode.window.showErrorMessage(`Consort: ${(error as Error).message}`);
   }

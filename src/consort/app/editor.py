@@ -15,7 +15,6 @@ from pathlib import Path
 from consort.core.errors import ConsortError, UsageError
 
 VSIX_NAME = "consort-vscode.vsix"
-EXTENSION_ID = "consort.consort-vscode"
 BUILD = "bash scripts/vscode-extension.sh"  # in a checkout of Consort's source
 INSTALL_TIMEOUT_S = 300.0
 
