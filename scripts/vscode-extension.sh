@@ -9,6 +9,10 @@ if ! command -v npm >/dev/null; then
   echo "vscode-extension: npm is not installed (on Debian: apt-get install nodejs npm)" >&2
   exit 2
 fi
+if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)'; then
+  echo "vscode-extension: Node.js 20 or later is needed (found $(node --version)): @vscode/vsce 3.9 requires it" >&2
+  exit 2
+fi
 # --ignore-scripts: no install script runs (vsce's optional keytar would try to fetch or build a
 # native module, which packaging does not need)
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error

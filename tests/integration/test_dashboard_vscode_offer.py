@@ -144,3 +144,12 @@ def test_install_extension_needs_code_and_a_package(tmp_path):
     assert missing.returncode == 2 and "no extension package at" in missing.stderr
     assert "scripts/vscode-extension.sh" in missing.stderr
     assert recorded(tools, "code") is None
+
+
+def test_editor_mode_opens_no_browser(bare_project, tmp_path):
+    browser = fake(tmp_path / "browser", "browser")
+    done = consort(
+        "dashboard", "--editor", "--open", cwd=bare_project, env={"BROWSER": str(browser)}
+    )
+    assert done.returncode == 2 and "drop --open" in done.stderr
+    assert recorded(browser.parent, "browser") is None

@@ -73,8 +73,13 @@ def dashboard(
     With --open and VS Code's `code` command on PATH, it also says how to get the Consort
     extension (the page in an editor panel); --install-extension installs it, when you ask.
     """
+    from consort.app.errors import UsageError
     from consort.dashboard.server import serve
 
+    if editor and open_browser:
+        raise UsageError(
+            "--editor is for the VS Code extension, which shows the page itself", fix="drop --open"
+        )
     if install_extension:
         from consort.app.editor import install
 
