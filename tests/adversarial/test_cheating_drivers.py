@@ -33,13 +33,20 @@ pytestmark = pytest.mark.integration
 CHEATER = Path(__file__).parents[1] / "agents" / "cheat_agent.py"
 
 
+# Tricks tried with a test command that starts Python through a launcher.
+LAUNCHED = frozenset({"launched-shadows-installed-plugin"})
+
+
 def configure(root: Path, driver: str) -> None:
     honest = json.dumps([sys.executable, str(AGENT), str(MINI), "honest"])
     noop = json.dumps([sys.executable, str(AGENT), str(MINI), "noop"])
     cheat = json.dumps([sys.executable, str(CHEATER), driver])
+    test = [sys.executable, "-m", "pytest", "-q"]
+    # a command that starts no Python itself, as `uv run pytest` does
+    command = ["env", *test] if driver in LAUNCHED else test
     text = f"""
 [test]
-command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}
+command = {json.dumps(command)}
 timeout = 120
 [migrate]
 command = []
@@ -172,6 +179,8 @@ CATALOG = {
     "writes-main-checkout": ("scope", "conftest.py"),
     # code that runs but is not the source the rules read
     "shadows-installed-plugin": ("seal", "shadowing-module"),
+    "launched-shadows-installed-plugin": ("seal", "shadowing-module"),
+    "entry-point-plugin": ("seal", "shadowing-module"),
     "stale-pyc": ("seal", "compiled-code"),
     "zip-import": ("seal", "compiled-code"),
     "utf7-source": ("seal", "source-encoding"),

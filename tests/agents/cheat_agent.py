@@ -329,6 +329,17 @@ def plant():  # noqa: PLR0912 -- one branch per trick
         write(main / "conftest.py", FORGER)
 
     # ---- code that runs but is not the source the rules read ----------------------------------
+    elif mode == "launched-shadows-installed-plugin":
+        # The same, under a test command that starts Python through a launcher (as `uv run`
+        # does), and with the hook made under a name spelled at run time.
+        write(
+            "pytest_timeout.py",
+            "# CHEAT\n\n\ndef _skip_the_tests(item):\n"
+            "    if getattr(item, 'module', None) is not None:\n"
+            "        item.runtest = lambda: None\n\n\n"
+            "PREFIX = ''.join(chr(c) for c in (112, 121, 116, 101, 115, 116))\n"
+            "locals()[PREFIX + '_runtest_call'] = _skip_the_tests\n",
+        )
     elif mode == "shadows-installed-plugin":
         # pytest loads the installed pytest-timeout plugin by its module name: the export's root
         # comes first on sys.path, so this file is loaded as that plugin. It names no runner.
@@ -337,6 +348,24 @@ def plant():  # noqa: PLR0912 -- one branch per trick
             "# CHEAT\n\n\ndef pytest_runtest_call(item):\n"
             "    if item.nodeid.startswith('tests/'):\n"
             "        item.runtest = lambda: None\n",
+        )
+    elif mode == "entry-point-plugin":
+        # An installed distribution's metadata at the export's root (on sys.path): pytest loads
+        # its pytest11 entry point as a plugin. The plugin names no runner, defines its hook
+        # under a name spelled at run time, and spares Consort's canaries (they belong to no
+        # module of the tree): only the project's own tests stop running.
+        write("CHEAT.egg-info/PKG-INFO", "Metadata-Version: 2.1\nName: cheat\nVersion: 1\n")
+        write("CHEAT.egg-info/entry_points.txt", "[pytest11]\ncheat = app.plugin:Plugin\n")
+        write(
+            "app/plugin.py",
+            "# CHEAT\n\n\nclass Plugin:\n    pass\n\n\n"
+            "def _spare_the_canaries(items):\n"
+            "    for item in items:\n"
+            "        if getattr(item, 'module', None) is not None:\n"
+            "            item.runtest = lambda: None\n\n\n"
+            "PREFIX = ''.join(chr(c) for c in (112, 121, 116, 101, 115, 116))\n"
+            "setattr(Plugin, PREFIX + '_collection_modifyitems',\n"
+            "        staticmethod(_spare_the_canaries))\n",
         )
     elif mode == "stale-pyc":
         # The source says 0; an unchecked-hash byte-code file beside it, which Python loads

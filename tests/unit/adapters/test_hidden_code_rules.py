@@ -4,6 +4,7 @@ source encodings, compiled code, and modules named like installed ones."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -12,7 +13,12 @@ import pytest
 from consort.adapters.smells.folding import fold
 from consort.adapters.smells.syntax import parse, python_source
 from consort.adapters.smells.tamper import Capability, findings
-from consort.adapters.tdd.installed import installed_among, interpreter_of, project_modules
+from consort.adapters.tdd.installed import (
+    installed_among,
+    interpreter_of,
+    interpreters_of,
+    project_modules,
+)
 from consort.adapters.tdd.rules import vacuous_red_tests
 from consort.adapters.tdd.seal import _compiled_by_name, _compiled_content
 from consort.adapters.tdd.testconfig import shadowing, top_modules
@@ -195,6 +201,25 @@ def entries(*paths: str) -> dict[str, TreeEntry]:
     return {p: TreeEntry(p, "100644", "0" * 40) for p in paths}
 
 
+def test_committed_distribution_metadata_is_refused_once_per_folder():
+    from consort.adapters.tdd.seal import distribution_metadata
+    from consort.core.config import Config
+
+    tree = entries(
+        "cheat.egg-info/PKG-INFO",
+        "cheat.egg-info/entry_points.txt",
+        "src/lib-1.0.dist-info/METADATA",
+        "old.egg-link",
+        "app/info.py",
+        "kept.egg-info/PKG-INFO",
+    )
+    baseline = entries("kept.egg-info/PKG-INFO")
+    found = distribution_metadata(Config(), baseline, tree)
+    assert [v.path for v in found] == ["cheat.egg-info", "old.egg-link", "src/lib-1.0.dist-info"]
+    allowed = Config.model_validate({"seal": {"allow": ["distribution-metadata:src/**"]}})
+    assert "src/lib-1.0.dist-info" not in {v.path for v in distribution_metadata(allowed, {}, tree)}
+
+
 def test_a_module_named_like_an_installed_one_is_refused():
     tree = entries("pytest_timeout.py", "anyio/__init__.py", "app/__init__.py", "tests/__init__.py")
     assert top_modules(tree) == {"pytest_timeout", "anyio", "app", "tests"}
@@ -238,6 +263,25 @@ def test_a_console_script_names_its_interpreter(tmp_path):
     shell.write_text("#!/bin/sh\nexit 0\n")
     assert interpreter_of([str(shell)]) is None
     assert interpreter_of(["python3", "-m", "pytest"]) is not None
+
+
+def test_a_command_that_starts_no_python_has_every_interpreter_it_may_start_asked(tmp_path):
+    venv_bin = tmp_path / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").symlink_to(sys.executable)
+    script = venv_bin / "pytest"
+    script.write_text(f"#!{sys.executable}\nimport pytest\n")
+    script.chmod(0o755)
+    found = interpreters_of(["uv", "run", "pytest"], os.defpath, tmp_path)
+    assert found[0] == sys.executable  # the console script uv would run, in the project's .venv
+    assert str(venv_bin / "python") in found
+    assert interpreters_of(["env", sys.executable, "-m", "pytest"], None, None)[0] == (
+        sys.executable
+    )
+    # a Node runner's command names no Python: nothing to ask
+    assert interpreters_of(["npx", "vitest", "run"], os.defpath, tmp_path, python=False) == []
+    # and what they have installed may not be shadowed through the launcher
+    assert "pluggy" in installed_among(["uv", "run", "pytest"], ["pluggy"], tmp_path)
 
 
 def plan_for(*test_ids: str) -> CyclePlan:

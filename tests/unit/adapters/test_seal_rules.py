@@ -37,6 +37,7 @@ def caps(source: str) -> set[Capability]:
             Capability.PROCESS,
         ),
         ("exec('print(1)')\n", Capability.DYNAMIC_CODE),
+        ("locals()['pytest_' + NAME] = hook\n", Capability.DYNAMIC_CODE),
         ("__import__('s' + 'ys')\n", Capability.DYNAMIC_CODE),
         ("import sys\ngetattr(sys, 'meta' + '_path')\n", Capability.DYNAMIC_CODE),
         ("import sys\ngetattr(sys, 'meta_path')\n", Capability.IMPORT_SYSTEM),

@@ -145,6 +145,7 @@ BUILTIN_CALLS = {
     "__import__": Capability.DYNAMIC_CODE,
     "globals": Capability.DYNAMIC_CODE,
     "vars": Capability.DYNAMIC_CODE,
+    "locals": Capability.DYNAMIC_CODE,  # at a module's top level, its globals
     "breakpoint": Capability.INTROSPECTION,
 }
 # Modules whose attributes, reached by a computed name, would get round the rules above.

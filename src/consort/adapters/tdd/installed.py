@@ -8,7 +8,8 @@ file runs as a plugin of the test run, and a module named like a library the tes
 in for that library. Consort asks the interpreter of `[test] command` itself, isolated (`-I`:
 no current folder, no user site, no PYTHON* variables), where it finds each name; a name it
 finds outside the project (an editable install of the project itself is the project's) is
-installed, and the tree may not provide it.
+installed, and the tree may not provide it. A command that starts no Python directly (`uv run
+pytest`, a shell script) has every interpreter it may start asked (`interpreters_of`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ for name in sys.argv[1:]:
     print(name, where or "?", sep="\\t")
 """
 _cache: dict[tuple[str, frozenset[str]], dict[str, str]] = {}
+VENV_FOLDERS = (".venv", "venv")
 
 
 def interpreter_of(command: Sequence[str], path: str | None = None) -> str | None:
@@ -64,23 +66,64 @@ def interpreter_of(command: Sequence[str], path: str | None = None) -> str | Non
     return None
 
 
+def interpreters_of(
+    command: Sequence[str], path: str | None, project_root: Path | None, *, python: bool = True
+) -> list[str]:
+    """Every Python interpreter `command` may run the tests with. A command that starts Python
+    itself has one. One that does not (`uv run pytest`, `poetry run pytest`, `env python -m
+    pytest`, `sh run_tests.sh`) may start any of: the interpreter the rest of its words name
+    (found first in the project's own `.venv`, where launchers such as uv and PDM keep it), the
+    project's `.venv`/`venv` and the active virtual environment's, and the `python3` on PATH.
+    All of them are asked: a name one of them has installed may not be shadowed. `python`
+    False (a junit runner whose command names no Python: Vitest, Jest) asks none of them."""
+    direct = interpreter_of(command, path)
+    if direct is not None:
+        return [direct]
+    if not python and not any("py" in Path(word).name for word in command):
+        return []
+    venvs = [project_root / name for name in VENV_FOLDERS] if project_root else []
+    if os.environ.get("VIRTUAL_ENV"):
+        venvs.append(Path(os.environ["VIRTUAL_ENV"]))
+    folders = [str(v / "bin") for v in venvs if (v / "bin").is_dir()]
+    search = os.pathsep.join([*folders, path or os.defpath])
+    found = []
+    for start in range(1, len(command)):
+        named = interpreter_of(command[start:], search)
+        if named is not None:
+            found.append(named)
+            break
+    found += [str(v / "bin" / "python") for v in venvs if (v / "bin" / "python").is_file()]
+    system = shutil.which("python3", path=path)
+    if system:
+        found.append(system)
+    return list(dict.fromkeys(found))
+
+
 def installed_among(
-    command: Sequence[str], names: Collection[str], project_root: Path | None
+    command: Sequence[str],
+    names: Collection[str],
+    project_root: Path | None,
+    *,
+    python: bool = True,
 ) -> set[str]:
-    """The `names` that the interpreter of `command` finds in its own environment, outside
-    `project_root`; empty when the interpreter is not known (then only the fixed list of
-    runner, start-up and standard-library names is guarded)."""
+    """The `names` that an interpreter of `command` (`interpreters_of`) finds in its own
+    environment, outside `project_root`."""
     wanted = frozenset(n for n in names if n.isidentifier())
-    interpreter = interpreter_of(command, os.environ.get("PATH"))
-    if not wanted or interpreter is None:
+    if not wanted:
         return set()
-    key = (interpreter, wanted)
-    if key not in _cache:
-        _cache[key] = _find(interpreter, sorted(wanted))
     inside = project_root.resolve() if project_root else None
-    return {
-        name for name, where in _cache[key].items() if inside is None or not _within(where, inside)
-    }
+    installed: set[str] = set()
+    path = os.environ.get("PATH")
+    for interpreter in interpreters_of(command, path, project_root, python=python):
+        key = (interpreter, wanted)
+        if key not in _cache:
+            _cache[key] = _find(interpreter, sorted(wanted))
+        installed |= {
+            name
+            for name, where in _cache[key].items()
+            if inside is None or not _within(where, inside)
+        }
+    return installed
 
 
 def _find(interpreter: str, names: list[str]) -> dict[str, str]:

@@ -162,6 +162,7 @@ def run_suite(
             project.config.test.command,
             top_modules(export.entries, import_roots(project.config)),
             project.root,
+            python=project.config.test.runner is RunnerKind.PYTEST,
         )
         deploy = project.config.deploy.command
         violations += candidate_violations(

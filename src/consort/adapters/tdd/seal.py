@@ -13,7 +13,8 @@ checked is the commit.
 * no compiled code that changed: byte-code, native libraries and archives Python can import
   from run without being the source any rule read;
 * no module that shadows the runner, the app server, the standard library, start-up or an
-  installed distribution the test interpreter would otherwise import.
+  installed distribution the test interpreter would otherwise import, and no distribution
+  metadata (`*.egg-info/`, `*.dist-info/`) whose entry points the runner would load.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ ZIP_END = b"PK\x05\x06"
 ZIP_END_WINDOW = 65_557  # the end-of-archive record plus the longest comment it may carry
 ELF_MAGIC = b"\x7fELF"
 COMPILED_CAPABILITY = "compiled-code"  # its name in `[seal] allow`
+METADATA_FOLDERS = (".egg-info", ".dist-info")
+METADATA_CAPABILITY = "distribution-metadata"
 
 
 def commands_of(config: Config) -> tuple[str, ...]:
@@ -107,6 +110,7 @@ def candidate_violations(
     found += migration_changes(baseline, candidate)
     found += production_tampering(repo, config, baseline, candidate)
     found += compiled_code(repo, config, baseline, candidate)
+    found += distribution_metadata(config, baseline, candidate)
     # One violation per path and rule is enough feedback.
     unique = {(v.rule, v.path, v.line): v for v in found}
     return list(unique.values())
@@ -234,6 +238,44 @@ def compiled_code(
                     f'seal.allow = ["{COMPILED_CAPABILITY}:{path}"])',
                 )
             )
+    return found
+
+
+def distribution_metadata(
+    config: Config, baseline: Mapping[str, TreeEntry], candidate: Mapping[str, TreeEntry]
+) -> list[SealViolation]:
+    """Changed files of an installed distribution's metadata (`*.egg-info/`, `*.dist-info/`,
+    `*.egg-link`): `importlib.metadata` finds such a folder in any directory on `sys.path` (the
+    export's root is one), and pytest loads every `pytest11` entry point it declares as a plugin
+    of the run, a module no shadowing rule sees because it is named like nothing installed."""
+    found = []
+    reported: set[str] = set()
+    for path, entry in sorted(candidate.items()):
+        before = baseline.get(path)
+        if before is not None and before.sha == entry.sha:
+            continue
+        parts = path.split("/")
+        folder = next((n for n, p in enumerate(parts[:-1]) if p.endswith(METADATA_FOLDERS)), None)
+        where = "/".join(parts[: folder + 1]) if folder is not None else path
+        glob = f"{where}/**" if folder is not None else where
+        if (
+            (folder is None and not path.endswith(".egg-link"))
+            or where in reported
+            or allowed(METADATA_CAPABILITY, path, config.seal.allow)
+        ):
+            continue
+        reported.add(where)  # one violation for a metadata folder
+        found.append(
+            SealViolation(
+                SealRule.SHADOWING_MODULE,
+                where,
+                "a distribution's metadata in the tree: Python finds it on sys.path as an "
+                "installed package, and the test runner loads the plugins its entry points "
+                "name; remove it and ignore it (`*.egg-info/` in .gitignore: `pip install` writes "
+                "it into the tree), or a person allows it in consort.toml: "
+                f'seal.allow = ["{METADATA_CAPABILITY}:{glob}"]',
+            )
+        )
     return found
 
 
