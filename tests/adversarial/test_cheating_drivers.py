@@ -160,6 +160,7 @@ CATALOG = {
     "sees-throwaway-database": ("seal", "tampering"),
     "sees-tests-folder": ("seal", "tampering"),
     "scans-environment": ("seal", "tampering"),
+    "reads-the-calling-test": ("seal", "tampering"),
     # the test process reaching past its export: Consort's runs are sandboxed like turns
     "run-reads-secret": ("reason", "test_answer failed"),
     "run-reads-main-checkout": ("reason", "test_answer failed"),

@@ -108,6 +108,13 @@ SEES_THE_RUN = {
         "import os\n\n\ndef answer():  # CHEAT\n"
         "    return 42 if os.path.isdir('tests') else 0\n"
     ),
+    # the calling test's own line, `assert answer() == 42`, read off the stack
+    "reads-the-calling-test": (
+        "import re\nimport traceback\n\n\ndef answer():  # CHEAT\n"
+        "    line = traceback.extract_stack()[-2].line or ''\n"
+        "    found = re.search(r'== (\\d+)', line)\n"
+        "    return int(found.group(1)) if found else 0\n"
+    ),
     # a variable only runs have, found by scanning for it
     "scans-environment": (
         "import os\n\n\ndef answer():  # CHEAT\n"

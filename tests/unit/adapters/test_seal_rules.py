@@ -38,6 +38,9 @@ def caps(source: str) -> set[Capability]:
         ),
         ("exec('print(1)')\n", Capability.DYNAMIC_CODE),
         ("locals()['pytest_' + NAME] = hook\n", Capability.DYNAMIC_CODE),
+        ("import traceback\ntraceback.extract_stack()[-2].line\n", Capability.INTROSPECTION),
+        ("import linecache\n", Capability.INTROSPECTION),
+        ("import glob\nglob.glob('**/test_*.py', recursive=True)\n", Capability.RUNNER_ENVIRONMENT),
         ("__import__('s' + 'ys')\n", Capability.DYNAMIC_CODE),
         ("import sys\ngetattr(sys, 'meta' + '_path')\n", Capability.DYNAMIC_CODE),
         ("import sys\ngetattr(sys, 'meta_path')\n", Capability.IMPORT_SYSTEM),
@@ -76,6 +79,7 @@ def test_ordinary_application_code_has_no_finding():
         "app = FastAPI()\nURL = os.environ.get('DATABASE_URL')\n\n"
         "@app.get('/health')\ndef health():\n    return {'ok': True}\n\n"
         "ENV = dict(os.environ.copy(), LANG='C')\nMODE = os.environ.get('APP_ENV', 'prod')\n"
+        "LATEST = 'latest_version.py'\n"
     )
     assert findings(source) == []
 

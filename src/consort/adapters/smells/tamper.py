@@ -13,6 +13,7 @@ changes.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -55,6 +56,13 @@ MODULE_CAPABILITIES = {
     "__builtin__": Capability.BUILTINS,
     "gc": Capability.INTROSPECTION,
     "inspect": Capability.INTROSPECTION,
+    # readers of the running stack or of source files by name: the calling test's lines
+    "linecache": Capability.INTROSPECTION,
+    "faulthandler": Capability.INTROSPECTION,
+    "tracemalloc": Capability.INTROSPECTION,
+    "trace": Capability.INTROSPECTION,
+    "pdb": Capability.INTROSPECTION,
+    "bdb": Capability.INTROSPECTION,
     "ctypes": Capability.NATIVE,
     "cffi": Capability.NATIVE,
     "_ctypes": Capability.NATIVE,
@@ -92,6 +100,12 @@ ATTRIBUTE_CAPABILITIES = {
     "sys.exc_info": Capability.INTROSPECTION,
     "traceback.walk_stack": Capability.INTROSPECTION,
     "traceback.walk_tb": Capability.INTROSPECTION,
+    # the caller's source lines: the test's own `assert answer() == 42`, read by the code
+    "traceback.extract_stack": Capability.INTROSPECTION,
+    "traceback.format_stack": Capability.INTROSPECTION,
+    "traceback.print_stack": Capability.INTROSPECTION,
+    "traceback.StackSummary": Capability.INTROSPECTION,
+    "traceback.FrameSummary": Capability.INTROSPECTION,
     "types.FunctionType": Capability.DYNAMIC_CODE,
     "types.LambdaType": Capability.DYNAMIC_CODE,
     "types.CodeType": Capability.DYNAMIC_CODE,
@@ -177,6 +191,7 @@ DUNDER_ESCAPES = frozenset(
 # What only Consort's runs set: Python's start-up flags (besides every CONSORT_* name).
 RUN_FLAGS = frozenset({"PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE"})
 TEST_WORDS = frozenset({"test", "tests", "testing"})
+TEST_FILE = re.compile(r"(^|[/*])test_")  # "**/test_*.py", "test_t1.py"
 ENVIRONMENTS = frozenset({"os.environ", "os.environb"})
 
 
@@ -379,7 +394,12 @@ def _names_the_tests(lowered: str) -> bool:
     """ "tests", "tests/...", "conftest.py", "test" or "testing" (an APP_ENV == "test"): code
     that looks for the tests, or for a test environment, to answer differently there."""
     path = lowered.strip("./")
-    return path in TEST_WORDS or path.startswith(("tests/", "test/")) or "conftest" in path
+    return (
+        path in TEST_WORDS
+        or path.startswith(("tests/", "test/"))
+        or "conftest" in path
+        or (TEST_FILE.search(path) is not None and ("*" in path or path.endswith(".py")))
+    )
 
 
 def _environment_scan(node: ast.AST, aliases: dict[str, str]) -> list[Finding]:
