@@ -655,9 +655,9 @@ class RunSuiteProbe:
         with self.timings.time(part):
             return self.runner_originals["_contained"](argv, cwd, env, timeout, **kwargs)
 
-    def parse(self, data: bytes) -> Any:
+    def parse(self, data: bytes, **kwargs: Any) -> Any:
         with self.timings.time(PARSE):
-            return self.runner_originals["parse_report_bytes"](data)
+            return self.runner_originals["parse_report_bytes"](data, **kwargs)
 
     @contextmanager
     def exported(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -704,10 +704,10 @@ class RunSuiteProbe:
         finally:
             self.connects.append(time.perf_counter() - started)
 
-    def timed_infos(self) -> Any:
+    def timed_infos(self, **kwargs: Any) -> Any:
         started = time.perf_counter()
         try:
-            return self.infos()
+            return self.infos(**kwargs)
         finally:
             self.listings.append(time.perf_counter() - started)
 
