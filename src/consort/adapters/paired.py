@@ -152,7 +152,8 @@ class PairedBranches:
             )
             for i in infos
         ]
-        rows = branch_rows.branch_rows(self.git.branches(), self.git.current_branch(), databases)
+        names, current = self.git.branches_and_current()
+        rows = branch_rows.branch_rows(names, current, databases)
         branch_rows.remember(self.project.state_dir, databases)
         return rows
 

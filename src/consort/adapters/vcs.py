@@ -139,6 +139,20 @@ class Git:
         text = self.out("for-each-ref", "--format=%(refname:short)", "refs/heads/")
         return [line for line in text.splitlines() if line]
 
+    def branches_and_current(self) -> tuple[list[str], str | None]:
+        """Every local branch and the checked-out one, in one call of git (a detached HEAD, or
+        a branch with no commit yet, is asked separately)."""
+        # Not `out`: it strips the first line's mark, a space when that branch is not checked out.
+        text = self.run("for-each-ref", "--format=%(HEAD)%(refname:short)", "refs/heads/").stdout
+        names, current = [], None
+        for line in text.splitlines():
+            if len(line) < 2:
+                continue
+            names.append(line[1:])
+            if line[0] == "*":
+                current = line[1:]
+        return names, current if current is not None else self.current_branch()
+
     def branch_exists(self, name: str) -> bool:
         return self.run("show-ref", "--verify", "--quiet", f"refs/heads/{name}", check=False).ok
 

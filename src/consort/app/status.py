@@ -90,6 +90,8 @@ def _sandboxes(project: Project, report: StatusReport) -> None:
 
 def _spikes(spikes: list[Spike]) -> list[dict[str, object]]:
     """The spikes not ended yet, as of now: an expired one says what collects it."""
+    if not spikes:
+        return []  # and the spike module (the ledger's) stays unloaded
     from datetime import UTC, datetime
 
     from consort.core.spikes import SpikeCondition
@@ -211,8 +213,6 @@ def _keep(report: StatusReport, spikes: list[Spike]) -> dict[str, Any]:
 
 def _from_kept(kept: dict[str, Any]) -> tuple[StatusReport, list[Spike]] | None:
     """The report `_keep` kept, or None when it does not read back."""
-    from consort.core.spikes import spike_from_record
-
     try:
         report = StatusReport(
             features=[FeatureLine(**f) for f in kept["features"]],
@@ -221,7 +221,12 @@ def _from_kept(kept: dict[str, Any]) -> tuple[StatusReport, list[Spike]] | None:
             unsandboxed_turns=list(kept["unsandboxed_turns"]),
             sandbox_warning=kept["sandbox_warning"],
         )
-        return report, [spike_from_record(r) for r in kept["spikes"]]
+        records = list(kept["spikes"])
+        if not records:
+            return report, []
+        from consort.core.spikes import spike_from_record
+
+        return report, [spike_from_record(r) for r in records]
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -233,8 +238,8 @@ def _branches(project: Project, report: StatusReport, *, live: bool) -> None:
     if databases is not None:
         from consort.adapters.vcs import Git
 
-        git = Git(project.root)
-        rows = branch_rows.branch_rows(git.branches(), git.current_branch(), databases)
+        names, current = Git(project.root).branches_and_current()
+        rows = branch_rows.branch_rows(names, current, databases)
         report.branches = [row.as_json() for row in rows]
         return
     try:
