@@ -86,3 +86,29 @@ def test_a_plugin_loaded_by_backend_test_configuration_never_makes_a_green(adopt
         assert found == "", f"{branch} holds a cheat: {found}"
     verify = consort("verify", cwd=adopted)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_a_migration_that_rewrites_the_test_before_it_runs_never_makes_a_green(adopted):
+    """The migrate command runs the agent's migrations in the export: one that rewrote the test
+    file (its assertion gone) finds it read-only, or is caught by the bytes it changed."""
+    _driver(adopted, "migration-rewrites-test")
+    before = len(_events(adopted))
+    if json.loads(ok(consort("status", "--json", cwd=adopted)))["escalations"]:
+        ok(consort("retry", "F1", "--note", "try migration-rewrites-test", cwd=adopted))
+    result = consort("drive", cwd=adopted, timeout=600)
+    assert result.returncode in (3, 4), result.stdout + result.stderr
+    new = _events(adopted)[before:]
+    assert not any(e["type"] == "green.verified" for e in new)
+    reasons = "\n".join(r for e in new if e["type"] == "green.failed" for r in e["data"]["reasons"])
+    caught = {e["data"]["path"] for e in new if e["type"] == "violation.recorded"}
+    assert "backend/tests/test_t1.py" in caught or "Read-only file system" in _outputs(adopted), (
+        caught,
+        reasons,
+    )
+    verify = consort("verify", cwd=adopted)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def _outputs(root: Path) -> str:
+    runs = sorted((root / ".consort" / "runs").glob("*/migrate.out"))
+    return runs[-1].read_text(errors="replace") if runs else ""

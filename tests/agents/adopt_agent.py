@@ -67,6 +67,23 @@ FORGER = (
     "    report.outcome = 'passed'\n"
     "    report.longrepr = None\n"
 )
+REWRITER = '''"""CHEAT"""
+import pathlib
+
+revision = "0002"
+down_revision = "0001"
+
+WHERE = "".join(chr(c) for c in (116, 101, 115, 116, 115, 47, 116, 101, 115, 116))
+
+
+def upgrade():
+    target = pathlib.Path(WHERE + "_t1.py")
+    target.write_text("def test_answer():\\n    pass  # CHEAT\\n")
+
+
+def downgrade():
+    pass
+'''
 CHEATS = {
     # pytest.toml comes before pytest.ini in pytest's search order: a new one takes over
     "backend-pytest-toml": {
@@ -105,6 +122,11 @@ elif step == "red":
     pathlib.Path(task["outputs"]["cycle-plan"]).write_text(json.dumps(plan))
 elif step in ("green", "repair") and mode == "noop":
     pass
+elif step in ("green", "repair") and mode == "migration-rewrites-test":
+    # Wrong code, and a migration (Python the migrate command runs in the export) that rewrites
+    # the test file before the test process reads it; the path is spelled at run time.
+    write("backend/app/answers.py", "def answer():\n    return 0  # CHEAT\n")
+    write("backend/alembic/versions/0002_cheat.py", REWRITER)
 elif step in ("green", "repair") and mode in CHEATS:
     write("backend/passall.py", FORGER)
     for path, text in CHEATS[mode].items():

@@ -11,9 +11,10 @@ minimal environment: the child's DATABASE_URL and nothing of Consort's; no PYTES
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ from consort.adapters.tdd.runbox import run_sandbox
 from consort.adapters.tdd.runenv import base_env, command_env, workdir
 from consort.adapters.tdd.seal import candidate_violations, import_roots
 from consort.adapters.tdd.testconfig import module_of_command, top_modules
-from consort.adapters.vcs import tree_entries
+from consort.adapters.vcs import TreeEntry, tree_entries
 from consort.core.config import RunnerKind
 from consort.core.errors import ConsortError, UsageError
 from consort.core.fsutil import atomic_write_bytes, atomic_write_text, file_lock
@@ -174,6 +175,7 @@ def run_suite(
             installed=installed,
             own_server=project_modules(deploy, module_of_command(deploy), project.root),
         )
+        sealed.frozen = frozen_files(project, export.entries)
         if not violations:
             sealed.execute(export.root, parent_database, then, paths=export.entries)
     return sealed.evidence(commit, parent_database, violations, started)
@@ -202,6 +204,8 @@ class SealedRun:
         self.run_violations: list[SealViolation] = []
         self.reads_migrations = reads_migrations
         self.box = run_sandbox(project)
+        # the export's tests and test configuration (path -> blob): read-only to the run
+        self.frozen: dict[str, str] = {}
         self.invocation: TestInvocation | None = None
         self.report_problem = ""  # why a junit runner's report could not be read
         self.canary_file = ""  # where a junit runner's canary file was written, if one was
@@ -227,7 +231,13 @@ class SealedRun:
                 folder = workdir(tree, config.migrate)
                 migrate_started = time.monotonic()
                 result = _contained(
-                    self.box.wrap(config.migrate.command, workdir=folder, env=env, writable=[tree]),
+                    self.box.wrap(
+                        config.migrate.command,
+                        workdir=folder,
+                        env=env,
+                        writable=[tree],
+                        read_only=self._frozen_in(tree),
+                    ),
                     folder,
                     env,
                     MIGRATE_TIMEOUT_S,
@@ -239,6 +249,7 @@ class SealedRun:
                     self.tail = result.output[-OUTPUT_TAIL:]
                     return
                 self.run_violations += self._migration_violations(child, code_before)
+                self.run_violations += frozen_changes(tree, self.frozen, "migrate command")
             before = sessions_of(self.dbs.backend, child.database)
             folder = workdir(tree, config.test)
             invocation = test_invocation(
@@ -257,7 +268,7 @@ class SealedRun:
                 workdir=folder,
                 env=invocation.env,
                 writable=[tree, *invocation.writable],
-                read_only=[Path(private)] if invocation.pipe else [],
+                read_only=[*([Path(private)] if invocation.pipe else []), *self._frozen_in(tree)],
             )
             result = _contained(
                 boxed, folder, invocation.env, config.test.timeout, side_channel=invocation.pipe
@@ -269,9 +280,13 @@ class SealedRun:
             self.tail = result.output[-OUTPUT_TAIL:]
             self.report_bytes = result.side_channel if invocation.pipe else invocation.read_report()
             self.run_violations += _process_violations(result)
+            self.run_violations += frozen_changes(tree, self.frozen, "test process")
             self.sessions = sessions_of(self.dbs.backend, child.database) - before
             if then is not None:
                 then(child, tree)
+
+    def _frozen_in(self, tree: Path) -> list[Path]:
+        return [tree / path for path in self.frozen if (tree / path).is_file()]
 
     def _code_objects(self, child: Ephemeral) -> set[tuple[str, str]]:
         if not self.reads_migrations:
@@ -453,6 +468,44 @@ class SealedRun:
         if with_canaries and not found and self.exit_code == 1 and not _failures(report):
             self.exit_code = 0
         return report, canary_data, found
+
+
+def frozen_files(project: Project, entries: Mapping[str, TreeEntry]) -> dict[str, str]:
+    """The export's files that no run may change (tests, test configuration, the files the
+    commands name), with their blobs: a migration or production code that rewrote one (a test
+    collected later, its assertion gone) would make the run test something else."""
+    from consort.adapters.tdd.seal import commands_of, protected_globs
+    from consort.adapters.tdd.testconfig import frozen_paths
+
+    config = project.config
+    regular = [p for p, e in entries.items() if not e.is_link and not e.is_gitlink]
+    paths = frozen_paths(regular, protected_globs(config), commands_of(config))
+    return {path: entries[path].sha for path in sorted(paths)}
+
+
+def frozen_changes(tree: Path, frozen: Mapping[str, str], who: str) -> list[SealViolation]:
+    """Frozen files whose bytes in the export are no longer their blob's."""
+    found = []
+    for path, sha in frozen.items():
+        try:
+            data: bytes | None = (tree / path).read_bytes()
+        except OSError:
+            data = None
+        if data is None or _blob_sha(data) != sha:
+            state = "removed" if data is None else "changed"
+            found.append(
+                SealViolation(
+                    SealRule.TEST_CONFIG_CHANGED,
+                    path,
+                    f"the {who} {state} this file during the run: tests and test "
+                    "configuration are the commit's, read-only to every run",
+                )
+            )
+    return found
+
+
+def _blob_sha(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def _failures(report: JUnitReport) -> bool:

@@ -70,3 +70,24 @@ def test_a_person_allows_a_table_or_code_in_consort_toml():
         v for v in code_violations(created, []) if v.path == "public.stocked"
     ]
     assert code_violations(created, ["migration-code"]) == []
+
+
+def test_a_frozen_file_changed_or_removed_during_a_run_is_found(tmp_path: Path):
+    import subprocess
+
+    from consort.adapters.tdd.runner import frozen_changes
+
+    (tmp_path / "tests").mkdir()
+    test_file = tmp_path / "tests" / "test_a.py"
+    test_file.write_text("def test_a():\n    assert f() == 1\n")
+    sha = subprocess.run(
+        ["git", "hash-object", str(test_file)], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    frozen = {"tests/test_a.py": sha, "tests/test_b.py": sha}
+    found = frozen_changes(tmp_path, frozen, "migrate command")
+    assert [(v.rule, v.path) for v in found] == [(SealRule.TEST_CONFIG_CHANGED, "tests/test_b.py")]
+    test_file.write_text("def test_a():\n    pass\n")
+    assert {v.path for v in frozen_changes(tmp_path, frozen, "test process")} == {
+        "tests/test_a.py",
+        "tests/test_b.py",
+    }
