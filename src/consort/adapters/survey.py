@@ -55,6 +55,7 @@ class Survey:
     node_runner: str | None = None  # "vitest" | "jest"
     db_variables: list[str] = field(default_factory=list)  # the DB variables the code reads
     tracked_env: bool = False  # `.env` is a file of the repository
+    venv: str = ""  # the project's own virtual environment (`backend/.venv`), if it has one
     # The variables a tracked `.env` sets besides the database's: no run reads a .env.
     env_settings: list[str] = field(default_factory=list)
     protected: list[str] = field(default_factory=lambda: list(DEFAULT_PROTECTED))
@@ -84,6 +85,8 @@ def survey(root: Path) -> Survey:
         # `python -m`: a console script of an editable install can import another checkout.
         found.migrate_command = ["python", "-m", "alembic", "upgrade", "head"]
     found.node_runner = _node_runner(root, files) if not _has_python_tests(found) else None
+    if found.node_runner is None:
+        found.venv = _project_venv(root, found.test_cwd)
     found.db_variables = _db_variables(root, files)
     found.protected = _protected(root, found)
     return found
@@ -172,12 +175,47 @@ def _pytest_folder(root: Path, files: list[str], tests: list[str]) -> str:
         },
         key=lambda d: (d.count("/"), d),
     )
-    if not candidates or candidates[0] == ".":
+    python_tests = [t for t in tests if t.endswith(".py")]
+    if not candidates:
+        return _project_folder(files, python_tests)
+    if candidates[0] == ".":
         return ""
     folder = candidates[0]
-    python_tests = [t for t in tests if t.endswith(".py")]
     if python_tests and all(t.startswith(folder + "/") for t in python_tests):
         return folder
+    return ""
+
+
+def _project_venv(root: Path, test_cwd: str) -> str:
+    """The virtual environment the project keeps beside its tests (`backend/.venv`) or at its
+    root, relative to the root; "" when there is none."""
+    folders = [test_cwd] if test_cwd else []
+    for folder in dict.fromkeys([*folders, ""]):
+        for name in (".venv", "venv"):
+            venv = f"{folder}/{name}" if folder else name
+            if (root / venv / "pyvenv.cfg").is_file() and (root / venv / "bin" / "python").exists():
+                return venv
+    return ""
+
+
+def _project_folder(files: list[str], python_tests: list[str]) -> str:
+    """With no pytest configuration anywhere: the nearest Python project (a folder holding a
+    pyproject.toml, setup.py or setup.cfg) that encloses every Python test, below the root. A
+    `backend/` with its own pyproject.toml and `tests/` is run from there, as its own scripts
+    do (`cd backend && pytest tests/`), so that its package imports."""
+    if not python_tests:
+        return ""
+    projects = sorted(
+        {
+            str(PurePosixPath(f).parent)
+            for f in files
+            if _name(f) in ("pyproject.toml", "setup.py", "setup.cfg")
+        },
+        key=lambda d: (-d.count("/"), d),
+    )
+    for folder in projects:
+        if folder != "." and all(t.startswith(folder + "/") for t in python_tests):
+            return folder
     return ""
 
 

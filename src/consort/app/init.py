@@ -7,6 +7,7 @@ touching its code, and running it twice changes nothing the second time.
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -188,9 +189,20 @@ def config_setup(found: Survey) -> tuple[ConfigSetup, list[str]]:
         notes.append(
             f"the tests run from {found.test_cwd}/ ([test] cwd); ids stay repository paths"
         )
+    python_of = _venv_python(found.venv)
+    if found.venv:
+        test = replace(test, command=(python_of(found.test_cwd), *test.command[1:]))
+        dependencies = (found.venv,)
+        notes.append(
+            f"the tests and migrations run on the project's virtual environment {found.venv} "
+            "([test] dependencies links it into every run, read-only)"
+        )
     migrate = defaults.migrate
     if found.migrate_command is not None:
-        migrate = CommandSetup(tuple(found.migrate_command), found.migrate_cwd, db_env)
+        command = tuple(found.migrate_command)
+        if found.venv and command[0] == "python":
+            command = (python_of(found.migrate_cwd), *command[1:])
+        migrate = CommandSetup(command, found.migrate_cwd, db_env)
     elif found.node_runner is not None:
         migrate = CommandSetup((), comment="the command that migrates the run database")
     env_file, env_note = None, ""
@@ -213,6 +225,15 @@ def config_setup(found: Survey) -> tuple[ConfigSetup, list[str]]:
         env_file_note=env_note,
     )
     return setup, notes
+
+
+def _venv_python(venv: str) -> Callable[[str], str]:
+    """The interpreter of `venv` (relative to the root) as a command run from `cwd` names it."""
+
+    def python_from(cwd: str) -> str:
+        return posixpath.relpath(f"{venv}/bin/python", cwd or ".")
+
+    return python_from
 
 
 def step_gitignore(project: Project, report: InitReport) -> None:

@@ -254,6 +254,20 @@ def test_an_app_the_deploy_command_runs_from_the_tree_is_the_projects_own(tmp_pa
     assert project_modules([str(shell)], ["serve"], tmp_path) == set()
 
 
+def test_a_relative_interpreter_is_found_from_the_commands_folder(tmp_path):
+    """`.venv/bin/python` of `[test] cwd = "backend"` is backend/.venv's, asked as such; one
+    that does not run keeps the deploy command's modules guarded."""
+    bin_dir = tmp_path / "backend" / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "python").symlink_to(sys.executable)
+    command = [".venv/bin/python", "-m", "pytest"]
+    assert interpreter_of(command, cwd=tmp_path / "backend") == str(bin_dir / "python")
+    assert "pytest" in installed_among(command, ["pytest"], None, cwd=tmp_path / "backend")
+    missing = [".venv/bin/python", "-m", "app.server"]
+    assert project_modules(missing, ["app"], tmp_path, tmp_path) == set()
+    assert project_modules(missing, ["app"], tmp_path, tmp_path / "backend") == {"app"}
+
+
 def test_a_console_script_names_its_interpreter(tmp_path):
     script = tmp_path / "pytest"
     script.write_text(f"#!{sys.executable}\nimport pytest\n")

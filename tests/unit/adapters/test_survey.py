@@ -105,3 +105,59 @@ def test_the_names_a_dotenv_file_sets_are_read_in_order():
     text = "# comment\nFASTAPI_ENV=development\nexport SECRET_KEY=x\n\n"
     text += 'PROJECT_NAME="A B"\nnot a line\n'
     assert _env_names(text + "FASTAPI_ENV=again\n") == ["FASTAPI_ENV", "SECRET_KEY", "PROJECT_NAME"]
+
+
+def test_with_no_pytest_config_the_tests_run_from_their_own_python_project(tmp_path):
+    """A uv workspace at the root, the backend a project of its own whose scripts run
+    `pytest tests/` from backend/: the suite runs from there."""
+    _tree(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.uv.workspace]\nmembers = ['backend']\n",
+            "backend/pyproject.toml": "[project]\nname = 'app'\n",
+            "backend/app/__init__.py": "",
+            "backend/tests/__init__.py": "",
+            "backend/tests/api/test_users.py": "",
+            "backend/alembic.ini": "[alembic]\n",
+        },
+    )
+    assert survey(tmp_path).test_cwd == "backend"
+    # tests outside that project: the root, as before
+    _tree(tmp_path, {"tools/test_scripts.py": ""})
+    assert survey(tmp_path).test_cwd == ""
+
+
+def test_a_backend_virtual_environment_runs_the_tests_and_migrations(tmp_path):
+    _tree(
+        tmp_path,
+        {
+            "backend/pyproject.toml": "[project]\nname = 'app'\n",
+            "backend/tests/test_users.py": "",
+            "backend/alembic.ini": "[alembic]\n",
+            "backend/.venv/pyvenv.cfg": "home = /opt/python/bin\n",
+            "backend/.venv/bin/python": "",
+        },
+    )
+    found = survey(tmp_path)
+    assert found.venv == "backend/.venv"
+    setup, notes = config_setup(found)
+    path = tmp_path / "consort.toml"
+    path.write_text(config_text(setup))
+    config = load_config(path)
+    assert config.test.command == [".venv/bin/python", "-m", "pytest"]
+    assert config.test.dependencies == ["backend/.venv"]
+    assert config.migrate.command == [".venv/bin/python", "-m", "alembic", "upgrade", "head"]
+    assert any("virtual environment backend/.venv" in note for note in notes)
+
+
+def test_a_run_sees_the_installation_a_dependency_venv_was_made_from(tmp_path):
+    from consort.adapters.tdd.runbox import venv_interpreters
+
+    base = tmp_path / "python-3.13"
+    (base / "bin").mkdir(parents=True)
+    venv = tmp_path / "backend" / ".venv"
+    venv.mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(
+        f"home = {base / 'bin'}\ninclude-system-site-packages = false\n"
+    )
+    assert venv_interpreters([venv, tmp_path / "node_modules"]) == [base.resolve()]

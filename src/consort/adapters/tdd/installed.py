@@ -42,13 +42,19 @@ _cache: dict[tuple[str, frozenset[str]], dict[str, str]] = {}
 VENV_FOLDERS = (".venv", "venv")
 
 
-def interpreter_of(command: Sequence[str], path: str | None = None) -> str | None:
+def interpreter_of(
+    command: Sequence[str], path: str | None = None, cwd: Path | None = None
+) -> str | None:
     """The Python interpreter `command` starts: its program when that is a Python, else the
     interpreter a console script's `#!` line names (`pytest`, `.venv/bin/pytest`); None when
-    it is neither (`uv run pytest`, a shell script)."""
+    it is neither (`uv run pytest`, a shell script). A relative program (`.venv/bin/python`)
+    is found from `cwd`, the folder the command runs in."""
     if not command:
         return None
-    program = shutil.which(command[0], path=path) or command[0]
+    named = command[0]
+    if cwd is not None and "/" in named and not os.path.isabs(named):
+        named = str(cwd / named)
+    program = shutil.which(named, path=path) or named
     if Path(program).name.startswith("python"):
         return program
     try:
@@ -67,7 +73,12 @@ def interpreter_of(command: Sequence[str], path: str | None = None) -> str | Non
 
 
 def interpreters_of(
-    command: Sequence[str], path: str | None, project_root: Path | None, *, python: bool = True
+    command: Sequence[str],
+    path: str | None,
+    project_root: Path | None,
+    *,
+    python: bool = True,
+    cwd: Path | None = None,
 ) -> list[str]:
     """Every Python interpreter `command` may run the tests with. A command that starts Python
     itself has one. One that does not (`uv run pytest`, `poetry run pytest`, `env python -m
@@ -75,13 +86,15 @@ def interpreters_of(
     (found first in the project's own `.venv`, where launchers such as uv and PDM keep it), the
     project's `.venv`/`venv` and the active virtual environment's, and the `python3` on PATH.
     All of them are asked: a name one of them has installed may not be shadowed. `python`
-    False (a junit runner whose command names no Python: Vitest, Jest) asks none of them."""
-    direct = interpreter_of(command, path)
+    False (a junit runner whose command names no Python: Vitest, Jest) asks none of them.
+    `cwd`: the folder the command runs in (`[test] cwd`), whose `.venv` comes first."""
+    direct = interpreter_of(command, path, cwd)
     if direct is not None:
         return [direct]
     if not python and not any("py" in Path(word).name for word in command):
         return []
-    venvs = [project_root / name for name in VENV_FOLDERS] if project_root else []
+    roots = list(dict.fromkeys(r for r in (cwd, project_root) if r is not None))
+    venvs = [root / name for root in roots for name in VENV_FOLDERS]
     if os.environ.get("VIRTUAL_ENV"):
         venvs.append(Path(os.environ["VIRTUAL_ENV"]))
     folders = [str(v / "bin") for v in venvs if (v / "bin").is_dir()]
@@ -105,28 +118,36 @@ def installed_among(
     project_root: Path | None,
     *,
     python: bool = True,
+    cwd: Path | None = None,
 ) -> set[str]:
-    """The `names` that an interpreter of `command` (`interpreters_of`) finds in its own
-    environment, outside `project_root`."""
+    """The `names` that an interpreter of `command` (`interpreters_of`, run from `cwd`) finds
+    in its own environment, outside `project_root`."""
     wanted = frozenset(n for n in names if n.isidentifier())
     if not wanted:
         return set()
     inside = project_root.resolve() if project_root else None
     installed: set[str] = set()
     path = os.environ.get("PATH")
-    for interpreter in interpreters_of(command, path, project_root, python=python):
-        key = (interpreter, wanted)
-        if key not in _cache:
-            _cache[key] = _find(interpreter, sorted(wanted))
+    for interpreter in interpreters_of(command, path, project_root, python=python, cwd=cwd):
+        found = _lookup(interpreter, wanted) or {}
         installed |= {
-            name
-            for name, where in _cache[key].items()
-            if inside is None or not _within(where, inside)
+            name for name, where in found.items() if inside is None or not _within(where, inside)
         }
     return installed
 
 
-def _find(interpreter: str, names: list[str]) -> dict[str, str]:
+def _lookup(interpreter: str, wanted: frozenset[str]) -> dict[str, str] | None:
+    """Where `interpreter` finds each name; None when it cannot be asked (not cached)."""
+    key = (interpreter, wanted)
+    if key not in _cache:
+        found = _find(interpreter, sorted(wanted))
+        if found is None:
+            return None
+        _cache[key] = found
+    return _cache[key]
+
+
+def _find(interpreter: str, names: list[str]) -> dict[str, str] | None:
     try:
         result = proc.run(
             [interpreter, "-I", "-c", FINDER, *names],
@@ -136,9 +157,9 @@ def _find(interpreter: str, names: list[str]) -> dict[str, str]:
             check=False,
         )
     except ConsortError:
-        return {}
+        return None
     if not result.ok:
-        return {}
+        return None
     found = {}
     for line in result.stdout.splitlines():
         name, _, where = line.partition("\t")
@@ -158,11 +179,16 @@ def _within(where: str, root: Path) -> bool:
 
 
 def project_modules(
-    command: Sequence[str], modules: Collection[str], project_root: Path
+    command: Sequence[str], modules: Collection[str], project_root: Path, cwd: Path | None = None
 ) -> set[str]:
     """The `modules` a command runs (`python -m app.server` -> app) that its interpreter finds
     nowhere outside `project_root`: the project's own code, which no tree file can shadow.
-    Empty when the interpreter is not known: then every such module stays guarded."""
-    if interpreter_of(command, os.environ.get("PATH")) is None:
+    Empty when the interpreter cannot be asked (unknown, missing, failing): then every such
+    module stays guarded."""
+    interpreter = interpreter_of(command, os.environ.get("PATH"), cwd)
+    wanted = frozenset(m for m in modules if m.isidentifier())
+    found = _lookup(interpreter, wanted) if interpreter is not None and wanted else None
+    if found is None:
         return set()
-    return set(modules) - installed_among(command, modules, project_root)
+    inside = project_root.resolve()
+    return set(wanted) - {name for name, where in found.items() if not _within(where, inside)}

@@ -65,8 +65,10 @@ def run_sandbox(project: Project) -> RunSandbox:
     agents = parse_agents(project.config.agents).shared
     root = project.root.absolute()
     listed = [*(agents.read_only or ()), *project.config.test.dependencies]
-    # A dependency folder is linked into the export; what the link leads to must be readable.
-    read_only = tuple(dict.fromkeys((root / name).resolve() for name in listed))
+    # A dependency folder is linked into the export; what the link leads to must be readable,
+    # and so must the interpreter a virtual environment among them was made from.
+    folders = [(root / name).resolve() for name in listed]
+    read_only = tuple(dict.fromkeys([*folders, *venv_interpreters(folders)]))
     if agents.sandbox is SandboxMode.OFF:
         return RunSandbox(False, root, read_only)
     found = support()
@@ -82,3 +84,22 @@ def run_sandbox(project: Project) -> RunSandbox:
             ),
         )
     return RunSandbox(False, root, read_only)
+
+
+def venv_interpreters(folders: Sequence[Path]) -> list[Path]:
+    """The installations the virtual environments among `folders` run on: a project's own
+    `backend/.venv` made from a Python outside the system folders (pyenv's, a
+    `python-build-standalone` copy) runs only where that installation is seen too. Read from
+    each environment's pyvenv.cfg (`home = <its bin folder>`)."""
+    found = []
+    for folder in folders:
+        try:
+            text = (folder / "pyvenv.cfg").read_text(encoding="utf-8")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                bindir = Path(value.strip())
+                found.append(bindir.parent if bindir.name == "bin" else bindir)
+    return [path.resolve() for path in found if path.is_dir() and path != Path("/")]

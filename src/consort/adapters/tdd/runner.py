@@ -159,13 +159,15 @@ def run_suite(
         project_root=project.root,
     ) as export:
         violations = list(export.violations)
+        config = project.config
         installed = installed_among(
-            project.config.test.command,
-            top_modules(export.entries, import_roots(project.config)),
+            config.test.command,
+            top_modules(export.entries, import_roots(config)),
             project.root,
-            python=project.config.test.runner is RunnerKind.PYTEST,
+            python=config.test.runner is RunnerKind.PYTEST,
+            cwd=project.root / config.test.cwd,
         )
-        deploy = project.config.deploy.command
+        deploy = config.deploy.command
         violations += candidate_violations(
             repo,
             project.config,
@@ -173,7 +175,9 @@ def run_suite(
             tree_entries(repo, baseline) if baseline else None,
             tests_may_change=tests_may_change,
             installed=installed,
-            own_server=project_modules(deploy, module_of_command(deploy), project.root),
+            own_server=project_modules(
+                deploy, module_of_command(deploy), project.root, project.root / config.deploy.cwd
+            ),
         )
         sealed.frozen = frozen_files(project, export.entries)
         if not violations:
