@@ -7,6 +7,8 @@ the server instead, on the child the migrate command just ran against:
   inserted, updated, deleted) of a database created moments before, so every write the migrate
   command made is there, however it was made (INSERT, COPY, a DO block, a function, a trigger
   that fired, CREATE TABLE AS, a materialised view);
+* sequences moved on (`sequence_values`, read before and after): the id the code's next row
+  gets, chosen by the migration;
 * SQL code (`code_objects`): functions and procedures, triggers, rewrite rules and views, which
   answer a query with what they compute instead of what the code under test stored. Objects an
   extension brought are the extension's, not the migration's.
@@ -64,6 +66,22 @@ WHERE c.relkind IN ('v', 'm') AND c.relnamespace::regnamespace::text NOT IN {SYS
 """
 
 
+# Every sequence's last value (NULL until first used), with the table that owns it, if any.
+SEQUENCES = """
+SELECT s.schemaname || '.' || s.sequencename, s.last_value,
+       (SELECT n.nspname || '.' || c.relname
+        FROM pg_depend d
+        JOIN pg_class c ON c.oid = d.refobjid
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE d.classid = 'pg_class'::regclass
+          AND d.objid = (quote_ident(s.schemaname) || '.' || quote_ident(s.sequencename))::regclass
+          AND d.deptype IN ('a', 'i')
+        LIMIT 1)
+FROM pg_sequences s
+WHERE s.schemaname NOT IN ('pg_catalog', 'information_schema')
+"""
+
+
 def settle(backend: Backend, database: str, *, settle_s: float = SETTLE_S) -> None:
     """Wait until no backend is connected to `database` (or `settle_s` passed): each reports
     its statistics as it ends."""
@@ -85,6 +103,16 @@ def table_writes(conn: psycopg.Connection[Any]) -> dict[str, int]:
     return {
         f"{schema}.{table}": int(ins) + int(upd) + int(dele)
         for schema, table, ins, upd, dele in conn.execute(WRITES).fetchall()
+    }
+
+
+def sequence_values(conn: psycopg.Connection[Any]) -> dict[str, tuple[int | None, str | None]]:
+    """`schema.sequence` -> (its last value, None while unused; the table owning it, if any).
+    A migration that moved a sequence on (`setval('items_id_seq', 41)`) makes the code's next
+    row get the id a test expects without the code choosing it."""
+    return {
+        str(name): (None if value is None else int(value), None if table is None else str(table))
+        for name, value, table in conn.execute(SEQUENCES).fetchall()
     }
 
 

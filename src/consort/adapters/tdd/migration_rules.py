@@ -118,6 +118,42 @@ def row_violations(
     return found
 
 
+def sequence_violations(
+    before: Mapping[str, tuple[int | None, str | None]],
+    after: Mapping[str, tuple[int | None, str | None]],
+    writes: Mapping[str, int],
+    seeds: Seeds,
+    allow: Sequence[str],
+) -> list[SealViolation]:
+    """Sequences the migrations moved on, beyond what the rows they may write explain: a
+    sequence of a table that holds declared seed rows (or a migration tool's history) moves
+    with them; any other one was set to hand the code's next row the id a test expects."""
+    found = []
+    for name, (value, table) in sorted(after.items()):
+        if value is None or before.get(name, (None, None))[0] == value:
+            continue
+        owner = table or ""
+        explained = owner.rpartition(".")[2] in HISTORY_TABLES or (
+            owner in seeds and writes.get(owner, 0) > 0
+        )
+        if (
+            explained
+            or allowed(ROWS_CAPABILITY, name, allow)
+            or allowed(ROWS_CAPABILITY, owner, allow)
+        ):
+            continue
+        found.append(
+            SealViolation(
+                SealRule.MIGRATION_ROWS,
+                name,
+                f"the migrations moved the sequence {name} on (to {value}): the next row the "
+                "code writes would get an id the migration chose; a person can allow it in "
+                f'consort.toml: seal.allow = ["{ROWS_CAPABILITY}:{name}"]',
+            )
+        )
+    return found
+
+
 def code_violations(
     created: Collection[tuple[str, str]], allow: Sequence[str]
 ) -> list[SealViolation]:

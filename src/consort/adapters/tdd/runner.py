@@ -22,7 +22,12 @@ from typing import Any
 from consort.adapters import proc
 from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_of
 from consort.adapters.db.extensions import fix_for, missing_in_output
-from consort.adapters.db.migration_trace import code_objects, settle, table_writes
+from consort.adapters.db.migration_trace import (
+    code_objects,
+    sequence_values,
+    settle,
+    table_writes,
+)
 from consort.adapters.tdd.canary import check_canaries, fresh_canaries
 from consort.adapters.tdd.export import exported
 from consort.adapters.tdd.installed import installed_among, project_modules
@@ -33,6 +38,7 @@ from consort.adapters.tdd.migration_rules import (
     declared_seeds,
     missing_seed_rows,
     row_violations,
+    sequence_violations,
 )
 from consort.adapters.tdd.runbox import run_sandbox
 from consort.adapters.tdd.runenv import base_env, command_env, workdir
@@ -47,6 +53,9 @@ from consort.core.project import Project
 from consort.core.seal import SealRule, SealViolation
 
 REPORT_FILE = "junit.xml"
+# A child's code objects and sequences before its migrations ran (`migration_trace`).
+_DatabaseState = tuple[set[tuple[str, str]], dict[str, tuple[int | None, str | None]]]
+_NO_STATE: _DatabaseState = (set(), {})
 MIGRATE_TIMEOUT_S = 300.0
 OUTPUT_GRACE_S = 2.0  # how long output held open by a leftover process may delay a run
 OUTPUT_TAIL = 4000
@@ -229,7 +238,7 @@ class SealedRun:
             self.dbs.ephemeral(parent_database) as child,
         ):
             self.database = child.database
-            code_before = self._code_objects(child) if config.migrate.command else set()
+            untouched = self._database_state(child) if config.migrate.command else _NO_STATE
             if config.migrate.command:
                 env = command_env(config.migrate, child.url)
                 folder = workdir(tree, config.migrate)
@@ -252,7 +261,7 @@ class SealedRun:
                 if result.returncode != 0:
                     self.tail = result.output[-OUTPUT_TAIL:]
                     return
-                self.run_violations += self._migration_violations(child, code_before)
+                self.run_violations += self._migration_violations(child, untouched)
                 self.run_violations += frozen_changes(tree, self.frozen, "migrate command")
             before = sessions_of(self.dbs.backend, child.database)
             folder = workdir(tree, config.test)
@@ -292,14 +301,15 @@ class SealedRun:
     def _frozen_in(self, tree: Path) -> list[Path]:
         return [tree / path for path in self.frozen if (tree / path).is_file()]
 
-    def _code_objects(self, child: Ephemeral) -> set[tuple[str, str]]:
+    def _database_state(self, child: Ephemeral) -> _DatabaseState:
+        """What the child holds before the migrations: their code objects and sequences."""
         if not self.reads_migrations:
-            return set()
+            return _NO_STATE
         with self.dbs.backend.admin(child.database) as conn:
-            return code_objects(conn)
+            return code_objects(conn), sequence_values(conn)
 
     def _migration_violations(
-        self, child: Ephemeral, code_before: set[tuple[str, str]]
+        self, child: Ephemeral, before: _DatabaseState
     ) -> list[SealViolation]:
         """Rows and SQL code the candidate's migrations left in the child (`migration_rules`)."""
         if not self.reads_migrations:
@@ -308,10 +318,15 @@ class SealedRun:
         seeds = declared_seeds(self.project.layout)
         with self.dbs.backend.admin(child.database) as conn:
             writes = table_writes(conn)
-            created = code_objects(conn) - code_before
+            created = code_objects(conn) - before[0]
+            sequences = sequence_values(conn)
             missing = missing_seed_rows(conn, writes, seeds)
         allow = self.project.config.seal.allow
-        return row_violations(writes, seeds, allow, missing) + code_violations(created, allow)
+        return [
+            *row_violations(writes, seeds, allow, missing),
+            *sequence_violations(before[1], sequences, writes, seeds, allow),
+            *code_violations(created, allow),
+        ]
 
     def _log(self, name: str, result: proc.Contained) -> None:
         atomic_write_text(self.run_dir / f"{name}.out", result.output)
