@@ -156,13 +156,17 @@ def test_no_tool_decides_for_a_person(lineage):
         ("reject", {"gate": "design", "subject": "F1", "note": "x"}),
         ("retry", {"subject": "F1", "note": "x"}),
         ("amend", {"subject": "F1/S1/T1", "note": "x"}),
+        ("experiment_select", {"subject": "F1/S1", "name": "a1"}),
+        ("select", {"subject": "F1/S1", "name": "a1"}),
+        ("experiment", {"subject": "F1/S1", "approaches": 2}),
     ]
     session = mcp_session(lineage, decisions)
     assert not set(session.tools) & {name for name, _ in decisions}
     for answer in session.answers:
         assert answer.is_error
     lines = (lineage / ".consort" / "ledger.jsonl").read_text().splitlines()
-    assert not [line for line in lines if '"gate.' in line or '"amendment.' in line]
+    decided = ('"gate.', '"amendment.', '"experiment.')
+    assert not [line for line in lines if any(kind in line for kind in decided)]
 
 
 def test_a_role_agent_inside_a_turn_gets_no_server(lineage):

@@ -128,6 +128,9 @@ def test_the_comparison_is_right(raced):
     # The drive waits for a person while the experiment is open.
     status = consort("drive", cwd=raced[0])
     assert status.returncode == 0 and "experiment" in status.stdout + status.stderr
+    # ... and leaves the approaches' checkouts alone (they are no crash's leftovers).
+    checkouts = raced[0] / ".consort" / "worktrees" / "_experiments" / f"{SUBJECT}-1"
+    assert all((checkouts / name / ".git").exists() for name in rows)
 
 
 def test_a_failed_approach_cannot_be_selected(raced):
@@ -137,6 +140,7 @@ def test_a_failed_approach_cannot_be_selected(raced):
     assert "did not pass" in refused.stdout + refused.stderr
 
 
+@pytest.mark.timeout(1200)  # the fixture's race, then the rest of the feature to the end
 def test_selecting_the_honest_one_merges_it_and_verify_passes(raced):
     root, _ = raced
     before = databases(root)
@@ -176,3 +180,9 @@ def test_selecting_the_honest_one_merges_it_and_verify_passes(raced):
     assert done.returncode == 0, done.stdout + done.stderr
     assert consort("verify", cwd=root).returncode == 0
     assert not any(n.startswith(("experiment/", "archive/")) for n in databases(root))
+    # The archived branches are kept until gc; then they go, and verify still holds.
+    collected = ok(consort("branch", "gc", cwd=root))
+    assert f"archive/experiment/{SUBJECT}-1/never" in collected
+    branches = git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
+    assert not any(b.startswith("archive/") for b in branches)
+    assert consort("verify", cwd=root).returncode == 0

@@ -57,13 +57,20 @@ def delete(project: Project, name: str, force: bool) -> None:
 def gc(project: Project) -> list[str]:
     """Drop the databases of branches git no longer has, and remove what killed Consort
     processes left (databases, roles, exports, processes; worktrees too unless a `drive` is
-    running): one line per thing, each saying what was done."""
+    running), and the archived branches of closed experiments: one line per thing, each saying
+    what was done."""
     from consort.core.drive_lock import WriterBusy, hold_writer
+    from consort.core.ledger import Ledger, ledger_path
+    from consort.lanes.experiments import collect_archived
     from consort.lanes.recover import collect_leftovers
 
     try:
         with hold_writer(project.state_dir):
-            return collect_leftovers(project, writer=True, start_server=True, branch_databases=True)
+            path = ledger_path(project.state_dir)
+            archived = collect_archived(project, Ledger(path)) if path.exists() else []
+            return archived + collect_leftovers(
+                project, writer=True, start_server=True, branch_databases=True
+            )
     except WriterBusy:
         return collect_leftovers(project, writer=False, start_server=True, branch_databases=True)
 

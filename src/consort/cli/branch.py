@@ -142,7 +142,8 @@ def branch_diff(name: str, against: str | None, as_json: bool) -> None:
 @branch.command("gc")
 @handled
 def branch_gc() -> None:
-    """Drop databases whose git branch is gone and what interrupted runs left behind."""
+    """Drop databases whose git branch is gone, what interrupted runs left behind, and the
+    archived branches of closed experiments."""
     from consort.app import branch as api
     from consort.cli import ui
 

@@ -176,12 +176,14 @@ def _approach(
 
 
 def experiments_of(events: Iterable[Event], subject_prefix: str) -> list[Experiment]:
-    """The experiments of one story (`<F>/<S>`) or one cycle (`<F>/<S>/<T>`)."""
-    events = list(events)
+    """The experiments of one story (`<F>/<S>`) or one cycle (`<F>/<S>/<T>`); every one for
+    an empty prefix."""
     return [
         e
         for e in fold_experiments(events)
-        if e.subject == subject_prefix or e.subject.startswith(subject_prefix + "/")
+        if not subject_prefix
+        or e.subject == subject_prefix
+        or e.subject.startswith(subject_prefix + "/")
     ]
 
 

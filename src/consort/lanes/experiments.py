@@ -688,3 +688,19 @@ def _remove(
         paired.dbs.drop(record.database)
         gone = record.database
     return moved, gone
+
+
+def collect_archived(project: Project, ledger: Ledger) -> list[str]:
+    """Delete the archived branches of closed experiments (`consort branch gc`): their reports
+    and events stay in the ledger, auditable; their commits may then be collected by git."""
+    git = Git(project.root)
+    lines = []
+    for experiment in experiments_of(ledger.read(), ""):
+        closed = experiment.selected or experiment.discarded
+        if closed is None:
+            continue
+        for branch in closed.archived:
+            if git.branch_exists(branch):
+                git.run("branch", "-D", branch)
+                lines.append(f"deleted the archived approach branch {branch}")
+    return lines

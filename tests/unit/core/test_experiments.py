@@ -10,6 +10,7 @@ from consort.core.experiments import (
     Recommendation,
     approach_branch,
     archive_branch,
+    experiments_of,
     fold_experiments,
     recommend,
 )
@@ -140,3 +141,11 @@ def test_only_the_experiments_own_events_count() -> None:
     (experiment,) = fold_experiments(events)
     assert all(not a.attempts and a.ended is None for a in experiment.approaches.values())
     assert EventType.EXPERIMENT_STARTED.value == "experiment.started"
+
+
+def test_experiments_of_a_story_a_cycle_or_all() -> None:
+    events = _events(_started("a", "b"))
+    assert len(experiments_of(events, "F1-x/S1-y")) == 1
+    assert len(experiments_of(events, SUBJECT)) == 1
+    assert len(experiments_of(events, "")) == 1
+    assert experiments_of(events, "F1-x/S1") == []
