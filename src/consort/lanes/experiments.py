@@ -288,7 +288,8 @@ def race(
     experiment: Experiment,
     progress: Progress,
 ) -> list[ApproachEnded]:
-    """Run every approach that has not ended, in parallel up to the experiment's concurrency."""
+    """Run every approach that has not ended, in parallel up to the experiment's concurrency.
+    Interrupted (Ctrl-C), no new attempt starts and KeyboardInterrupt goes on up."""
     cycle = current_cycle(project, ledger, f"{experiment.feature}/{experiment.story}")
     plans = {p.name: p for p in plan_approaches(project, len(experiment.approaches))}
     waiting = [a for a in experiment.approaches.values() if a.ended is None]
@@ -300,6 +301,7 @@ def race(
             progress(text)
 
     refs = frozenset(f"refs/heads/{a.record.branch}" for a in experiment.approaches.values())
+    stop = threading.Event()
     runs = [
         _ApproachRun(
             project,
@@ -311,12 +313,22 @@ def race(
             # Alone, a turn's guards see everything; beside siblings, their refs are Consort's.
             None if workers == 1 else refs - {f"refs/heads/{approach.record.branch}"},
             say,
+            stop,
         )
         for approach in waiting
     ]
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="approach") as pool:
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="approach")
+    try:
         futures = [pool.submit(run.guarded) for run in runs]
-        return [f.result() for f in futures]
+        return [ended for f in futures if (ended := f.result()) is not None]
+    except KeyboardInterrupt:
+        # No new attempt starts; the turns in flight end as turns do (their sandbox and
+        # limits), and the approaches not ended are resumed by the next `consort experiment`.
+        stop.set()
+        say("  interrupted: no new attempt starts; waiting for the turns in flight")
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass
@@ -331,14 +343,16 @@ class _ApproachRun:
     plan: ApproachPlan | None
     others: frozenset[str] | None  # the sibling approaches' refs, when they run beside it
     say: Callable[[str], None]
+    stop: threading.Event
     began: float = 0.0
 
     @property
     def record(self) -> ApproachRecord:
         return self.approach.record
 
-    def guarded(self) -> ApproachEnded:
-        """Whatever goes wrong in this approach ends it alone, recorded as an error."""
+    def guarded(self) -> ApproachEnded | None:
+        """Whatever goes wrong in this approach ends it alone, recorded as an error; None when
+        the run was interrupted before it ended (it is resumed later)."""
         self.began = time.monotonic()
         try:
             if self.plan is None:
@@ -350,7 +364,7 @@ class _ApproachRun:
                 ApproachOutcome.ERROR, len(self.approach.attempts), f"could not run: {text}"
             )
 
-    def _attempts(self, plan: ApproachPlan) -> ApproachEnded:
+    def _attempts(self, plan: ApproachPlan) -> ApproachEnded | None:
         cycle, record = self.cycle, self.record
         build = cycle.feature.build
         if build is None:
@@ -376,6 +390,8 @@ class _ApproachRun:
         feedback: str | None = None
         attempt = len(self.approach.attempts)
         while attempt < plan.max_cycles:
+            if self.stop.is_set():
+                return None
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return self._end(
