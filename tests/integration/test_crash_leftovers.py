@@ -245,3 +245,71 @@ def test_a_worktree_add_killed_mid_checkout_is_removed_by_the_next_drive(fresh_p
     assert "_experiments" not in out and "_spikes" not in out
     assert str(target) not in git(project, "worktree", "list")
     git(project, "worktree", "add", "-q", str(target), "half")  # the path is free again
+
+
+SLEEPS = """\
+import os
+import time
+from pathlib import Path
+
+
+def test_sleeps():
+    Path({marker!r}).write_text(str(os.getpid()))
+    time.sleep(600)
+"""
+
+
+def test_a_test_process_left_by_a_killed_consort_test_is_stopped_by_branch_gc(
+    fresh_project, tmp_path
+):
+    """`consort test` SIGKILLed while its suite runs (unsandboxed: no PID namespace ends it):
+    the test process, in a session of its own, lives on; `branch gc` finds it by its owner."""
+    root = fresh_project
+    config = (root / "consort.toml").read_text()
+    config = config.replace('command = ["alembic", "upgrade", "head"]', "command = []")
+    config = config.replace(
+        'command = ["python", "-m", "pytest"]', f'command = ["{sys.executable}", "-m", "pytest"]'
+    )
+    config = config.replace('sandbox = "auto"', 'sandbox = "off"')
+    (root / "consort.toml").write_text(config)
+    marker = tmp_path / "test-process-pid"
+    (root / "tests").mkdir(exist_ok=True)
+    (root / "tests" / "test_sleeps.py").write_text(SLEEPS.format(marker=str(marker)))
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "a slow test")
+
+    run = subprocess.Popen(
+        [sys.executable, "-m", "consort", "test"],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while not marker.exists() or not marker.read_text():
+        assert run.poll() is None, "consort test ended before its test started"
+        assert time.monotonic() < deadline, "the test never started"
+        time.sleep(0.05)
+    test_pid = int(marker.read_text())
+    run.send_signal(signal.SIGKILL)
+    run.wait(timeout=60)
+    try:
+        time.sleep(0.5)
+        assert _session_members(os.getsid(test_pid)), "the test process did not outlive its run"
+        out = ok(consort("branch", "gc", cwd=root))
+        session = [line for line in out.splitlines() if "stopped process" in line]
+        assert session, out
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{test_pid}").exists() and _alive(test_pid):
+            assert time.monotonic() < deadline, f"{test_pid} still runs after branch gc"
+            time.sleep(0.05)
+    finally:
+        if _alive(test_pid):
+            os.kill(test_pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"

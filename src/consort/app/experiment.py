@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from consort.adapters import proc
 from consort.app.overview import AGENT_RECORD
 from consort.core.drive_lock import hold_writer
 from consort.core.errors import UsageError
@@ -149,7 +150,8 @@ def run(project: Project, subject: str, approaches: int, progress: Progress) -> 
     refuse_agent("starting an experiment")
     began = time.monotonic()
     prepared = _prepare(project, subject, progress)
-    with hold_writer(project.state_dir):
+    # Owned children: after a kill -9, the next drive (or branch gc) finds what the race left.
+    with hold_writer(project.state_dir), proc.owning_children(project.state_dir):
         ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
         experiment = _unfinished(project, ledger, subject)
         if experiment is None:

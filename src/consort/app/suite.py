@@ -46,6 +46,7 @@ class SuiteOutcome:
 def run_tests(project: Project, branch: str | None = None) -> SuiteOutcome:
     """Run the suite at `branch`'s commit (default: the checked-out branch) on a throwaway
     child of its database."""
+    from consort.adapters import proc
     from consort.adapters.paired import PairedBranches
     from consort.adapters.tdd.rules import green_problems
     from consort.adapters.tdd.runner import run_suite
@@ -60,7 +61,11 @@ def run_tests(project: Project, branch: str | None = None) -> SuiteOutcome:
     paired = PairedBranches(project)
     database = paired.database_of(name)
     commit = git.out("rev-parse", name)
-    with tempfile.TemporaryDirectory(prefix="consort-test-") as folder:
+    # Owned children: after a kill -9, the next drive (or branch gc) finds what the run left.
+    with (
+        proc.owning_children(project.state_dir),
+        tempfile.TemporaryDirectory(prefix="consort-test-") as folder,
+    ):
         tree = Path(folder) / "tree"
         git.run("worktree", "add", "-q", "--detach", str(tree), commit)
         try:
