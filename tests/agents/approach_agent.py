@@ -4,7 +4,8 @@ usage: approach_agent.py PLAYBOOK_DIR MODE
 
 MODE "honest" writes the recorded GREEN at its first attempt; "repairs" leaves the migration out
 at its first attempt (the tests fail on a missing table) and writes it all at the next;
-"never" writes code that cannot pass, every attempt. "cheat-select" tries to select itself as
+"never" writes code that cannot pass, every attempt; "slow" works far longer than any
+budget a test gives it. "cheat-select" tries to select itself as
 the experiment's winner before writing the honest code; "cheat-reach" also tries to write into
 a sibling approach's worktree, the shared tests and the main checkout's ledger.
 """
@@ -64,6 +65,11 @@ elif mode == "honest":
     copy_all()
 elif mode == "repairs":
     copy_all(skip_migrations=attempt == 1)
+elif mode == "slow":
+    import time
+
+    time.sleep(600)
+    copy_all()
 elif mode == "never":
     pathlib.Path("app/never.py").write_text("def never():\n    return None  # not the answer\n")
 else:

@@ -63,10 +63,12 @@ def raced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict
             root,
             approach("honest", "honest", notes="Follow the architecture to the letter.")
             + approach("repairs", "repairs")
-            + approach("never", "never"),
+            + approach("never", "never")
+            # Capped by its wall time: its turn is stopped, and it says so.
+            + approach("slow", "slow", wall_time=5),
         )
         result = consort(
-            "experiment", "F1/S1", "--approaches", "3", "--json", cwd=root, timeout=900
+            "experiment", "F1/S1", "--approaches", "4", "--json", cwd=root, timeout=900
         )
         assert result.returncode == 0, result.stdout + result.stderr
         yield root, json.loads(result.stdout)
@@ -83,9 +85,9 @@ def test_each_approach_ran_on_its_own_paired_branch_from_the_red_commit(raced):
     assert started["data"]["red_commit"] == red
     branches = {a["name"]: a["branch"] for a in started["data"]["approaches"]}
     assert branches == {
-        name: f"experiment/{SUBJECT}-1/{name}" for name in ("honest", "repairs", "never")
+        name: f"experiment/{SUBJECT}-1/{name}" for name in ("honest", "repairs", "never", "slow")
     }
-    assert len({a["database"] for a in started["data"]["approaches"]}) == 3
+    assert len({a["database"] for a in started["data"]["approaches"]}) == 4
     # Every attempt was a sandboxed driver turn of the cycle, judged by a sealed run.
     turns = {
         e["data"]["turn"]: e["data"]["sandbox"]
@@ -121,6 +123,8 @@ def test_the_comparison_is_right(raced):
         assert row["lines_added"] > 0
         assert any("skus" in change for change in row["schema_changes"]), row["schema_changes"]
     assert rows["never"]["tests_passed"] < rows["never"]["tests_total"]
+    assert rows["slow"]["outcome"] == "wall-time", rows["slow"]
+    assert "wall time" in rows["slow"]["message"] and rows["slow"]["cycles"] == 1
     assert all(r["violations"] == 0 for r in rows.values())
     assert compared["recommendation"]["kind"] == "winner"
     assert compared["recommendation"]["winner"] == "honest"
@@ -144,7 +148,8 @@ def test_a_failed_approach_cannot_be_selected(raced):
 def test_selecting_the_honest_one_merges_it_and_verify_passes(raced):
     root, _ = raced
     before = databases(root)
-    assert {f"experiment/{SUBJECT}-1/{n}" for n in ("honest", "repairs", "never")} <= before
+    names = ("honest", "repairs", "never", "slow")
+    assert {f"experiment/{SUBJECT}-1/{n}" for n in names} <= before
     chosen = consort("experiment", "select", "F1/S1", "honest", "--json", cwd=root)
     assert chosen.returncode == 0, chosen.stdout + chosen.stderr
     selected = json.loads(chosen.stdout)
@@ -162,8 +167,9 @@ def test_selecting_the_honest_one_merges_it_and_verify_passes(raced):
     assert sorted(selected["archived"]) == [
         f"archive/experiment/{SUBJECT}-1/never",
         f"archive/experiment/{SUBJECT}-1/repairs",
+        f"archive/experiment/{SUBJECT}-1/slow",
     ]
-    assert len(selected["dropped"]) == 3
+    assert len(selected["dropped"]) == 4
     after = databases(root)
     assert not any(name.startswith("experiment/") for name in after)
     branches = git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
