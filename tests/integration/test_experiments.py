@@ -199,3 +199,60 @@ def test_selecting_the_honest_one_merges_it_and_verify_passes(raced):
     branches = git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
     assert not any(b.startswith("archive/") for b in branches)
     assert consort("verify", cwd=root).returncode == 0
+
+
+@pytest.mark.timeout(900)
+def test_a_race_killed_half_way_is_resumed_by_the_same_command(tmp_path: Path):
+    """kill -9 while one approach's turn runs: the ledger holds, verify passes, and the same
+    command goes on with the approach that had not ended; the one that had keeps its result."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    root = tmp_path / "stockflow"
+    try:
+        stockflow(root, approach("honest", "honest") + approach("late", "slow"))
+        env = dict(os.environ, COLUMNS="200")
+        env.pop("CONSORT_TASK", None)
+        racing = subprocess.Popen(
+            [sys.executable, "-m", "consort", "experiment", "F1/S1", "--approaches", "2"],
+            cwd=root,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            for _ in range(600):  # until the honest approach has ended, the other still works
+                kinds = [(e["type"], e["data"].get("approach")) for e in ledger(root)]
+                if ("experiment.approach-ended", "honest") in kinds:
+                    break
+                assert racing.poll() is None, "the race ended before it was killed"
+                time.sleep(0.5)
+            else:
+                pytest.fail("the honest approach never ended")
+        finally:
+            os.killpg(racing.pid, signal.SIGKILL)
+            racing.wait()
+        assert ("experiment.approach-ended", "late") not in [
+            (e["type"], e["data"].get("approach")) for e in ledger(root)
+        ]
+        assert consort("verify", cwd=root).returncode == 0
+        # The late approach is given an honest driver; the same command resumes the race.
+        config = root / "consort.toml"
+        config.write_text(config.read_text().replace('"slow"]', '"honest"]'))
+        resumed = consort("experiment", "F1/S1", "--json", cwd=root, timeout=600)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        compared = json.loads(resumed.stdout)
+        assert compared["experiment"] == 1 and compared["condition"] == "waiting"
+        rows = {r["name"]: r for r in compared["approaches"]}
+        assert rows["honest"]["outcome"] == rows["late"]["outcome"] == "passed"
+        ended = [e for e in ledger(root) if e["type"] == "experiment.approach-ended"]
+        assert sorted(e["data"]["approach"] for e in ended) == ["honest", "late"]  # once each
+        chosen = consort("experiment", "select", "F1/S1", "late", cwd=root)
+        assert chosen.returncode == 0, chosen.stdout + chosen.stderr
+        assert consort("verify", cwd=root).returncode == 0
+        assert not any(n.startswith("experiment/") for n in databases(root))
+    finally:
+        destroy_project_cluster(root)

@@ -150,8 +150,19 @@ def run(project: Project, subject: str, approaches: int, progress: Progress) -> 
     refuse_agent("starting an experiment")
     began = time.monotonic()
     prepared = _prepare(project, subject, progress)
-    # Owned children: after a kill -9, the next drive (or branch gc) finds what the race left.
-    with hold_writer(project.state_dir), proc.owning_children(project.state_dir):
+    from consort.lanes.recover import collect_leftovers
+    from consort.lanes.stops import stop_signals_interrupt
+
+    # As `consort drive` does: SIGTERM and SIGHUP stop it like Ctrl-C; owned children, so that
+    # after a kill -9 the next run (or branch gc) finds what the race left; and what a killed
+    # run left is removed first.
+    with (
+        stop_signals_interrupt(),
+        hold_writer(project.state_dir),
+        proc.owning_children(project.state_dir),
+    ):
+        for line in collect_leftovers(project, writer=True, start_server=True):
+            progress(f"after a crash: {line}")
         ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
         experiment = _unfinished(project, ledger, subject)
         if experiment is None:
