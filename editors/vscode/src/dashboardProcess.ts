@@ -21,7 +21,8 @@ export function parseAnnouncement(line: string): Announcement {
   try {
     data = JSON.parse(line);
   } catch {
-    throw new AnnouncementError(`not an announcement from consort dashboard --editor: ${line.slice(0, 200)}`);
+    // the line itself is not shown: whatever printed it, it may hold a token
+    throw new AnnouncementError(`the first line (${line.length} characters) is not an announcement from consort dashboard --editor`);
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
     throw new AnnouncementError("the announcement is not a JSON object");

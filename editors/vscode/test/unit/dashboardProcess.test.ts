@@ -74,8 +74,27 @@ test("a dashboard that fails says why, from its stderr", async () => {
   await assert.rejects(startDashboard(FAKE, os.tmpdir(), { env: env("fail") }), /exited 2: consort: error: no consort.toml/);
 });
 
-test("output that is not an announcement is refused and the child stopped", async () => {
-  await assert.rejects(startDashboard(FAKE, os.tmpdir(), { env: env("garbage") }), /not an announcement/);
+async function gone(pid: number): Promise<void> {
+  const deadline = Date.now() + 60_000; // only a hang fails
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return; // ESRCH: no such process
+    }
+    assert.ok(Date.now() < deadline, `process ${pid} is still running`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test("output that is not an announcement is refused, unshown, and the child stopped", async () => {
+  const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "consort-ext-")), "pid");
+  await assert.rejects(startDashboard(FAKE, os.tmpdir(), { env: env("garbage", { FAKE_DASHBOARD_PID: pidFile }) }), (error: Error) => {
+    assert.match(error.message, /^the first line \(\d+ characters\) is not an announcement/);
+    assert.doesNotMatch(error.message, /127\.0\.0\.1/); // what was printed is not repeated
+    return true;
+  });
+  await gone(Number(fs.readFileSync(pidFile, "utf8")));
   await assert.rejects(startDashboard(FAKE, os.tmpdir(), { env: env("remote") }), /not on 127\.0\.0\.1/);
 });
 
