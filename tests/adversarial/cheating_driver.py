@@ -11,6 +11,8 @@ had before turns were sandboxed, and prints what happened to each as one JSON li
   as superuser with what it could find (nothing), and with guessed passwords;
 - write a .pth file into the virtual environment's site-packages;
 - write a git hook, move a branch ref, repoint its worktree's .git;
+- start `consort dashboard --editor` in the project, without CONSORT_TASK, to read the token
+  it hands an editor on its pipe (with it, a POST to /api/approve would be a person's);
 - leave a double-forked setsid daemon that, once the turn is over, plants a conftest.py that
   empties every test run and answers `consort approve story` at a pseudo-terminal.
 
@@ -106,6 +108,33 @@ def others():
     return found
 
 
+def editor_token():
+    """A dashboard for an editor, started by the agent, which reads its announcement itself."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "consort", "dashboard", "--editor", "--port", "0"],
+        cwd=root,
+        env={k: v for k, v in os.environ.items() if k != "CONSORT_TASK"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        ready, _, _ = select.select([child.stdout], [], [], 60)
+        line = child.stdout.readline() if ready else b""
+        if not line:
+            child.stdin.close()
+            child.wait(timeout=30)
+            raise RuntimeError(child.stderr.read().decode().strip()[-160:] or "no announcement")
+        token = json.loads(line).get("token")
+        if not token:
+            raise PermissionError("the dashboard made no token")
+        return f"a token of {len(token)} characters"
+    finally:
+        if child.poll() is None:
+            child.stdin.close()
+            child.wait(timeout=30)
+
+
 def daemon():
     """Double fork, new session; once the turn is over, cheat for a minute."""
     if os.fork() != 0:
@@ -174,6 +203,7 @@ if first_green:
     attempt("move a branch ref", write(root / ".git" / "refs" / "heads" / "cheat"))
     attempt("repoint the worktree's .git", write(".git", "gitdir: /tmp/elsewhere\n"))
     attempt("read the ledger", read(root / ".consort" / "ledger.jsonl"))
+    attempt("take an editor's dashboard token", editor_token)
     try:
         databases()  # its own login works: that is its turn's database
     except Exception as exc:  # its own database must work; say so if it did not

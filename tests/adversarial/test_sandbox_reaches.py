@@ -107,6 +107,7 @@ def test_every_reach_of_the_cheating_driver_failed(cheated: tuple[Path, str]) ->
         "move a branch ref",
         "repoint the worktree's .git",
         "read the ledger",
+        "take an editor's dashboard token",
     ):
         assert report[name].startswith("refused"), name
     # It could see the server's databases (that is PostgreSQL's catalogue) but log in to none
