@@ -1,4 +1,4 @@
-"""`consort db start|stop|status|url|destroy`: the project's embedded database server."""
+"""`consort db start|stop|status|url|destroy`: the project's database server."""
 
 from __future__ import annotations
 
@@ -93,13 +93,33 @@ def stop(project: Project) -> bool:
         return backend.cluster.stop()
 
 
-def destroy(project: Project, confirm: Callable[[str], bool] | None = None) -> str:
-    """Stop the server and delete the project's cluster: every branch database is gone after.
-    `confirm` asks the person at the terminal first (None: they said yes already). Returns the
-    cluster's folder.
+@dataclass(frozen=True)
+class DestroyOutcome:
+    """What `consort db destroy` removed: an embedded cluster's folder, or, on a shared server,
+    this project's own databases and roles (by name; never a URL or password)."""
 
-    The record (`.consort/db/cluster.json`) goes last, so an interruption leaves a project that
-    `consort db destroy` can finish.
+    backend: DbBackendKind
+    cluster: str | None  # the embedded cluster's folder (None on a shared server)
+    dropped: tuple[str, ...]  # "database <name>" / "role <name>" on a shared server
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "backend": self.backend.value,
+            "cluster": self.cluster,
+            "dropped": list(self.dropped),
+        }
+
+
+def destroy(project: Project, confirm: Callable[[str], bool] | None = None) -> DestroyOutcome:
+    """Delete every database of the project. `confirm` asks the person at the terminal first
+    (None: they said yes already).
+
+    Embedded: stop the server and delete the cluster. The record (`.consort/db/cluster.json`)
+    goes last, so an interruption leaves a project that `consort db destroy` can finish.
+    A shared server (`backend = "postgres"`): drop this project's own namespaced databases
+    (branches, snapshots, throwaway children) and their roles, after ending their sessions;
+    nothing of another project's, nor anything Consort did not make. Running it again drops
+    nothing.
     """
     import shutil
 
@@ -110,13 +130,17 @@ def destroy(project: Project, confirm: Callable[[str], bool] | None = None) -> s
             raise UsageError("deleting every database needs a confirmation", fix="--yes")
         if not confirm(f"Delete every database of {project.root} (branches included)?"):
             raise UsageError("nothing deleted")
-    backend = _embedded(project)
+    backend = open_backend(project)
+    if not isinstance(backend, EmbeddedBackend):
+        from consort.adapters.db.teardown import drop_owned
+
+        return DestroyOutcome(backend.kind, None, tuple(drop_owned(backend)))
     with file_lock(project.db_dir / "server.lock"):
         backend.cluster.stop()
         home = backend.cluster.home
         shutil.rmtree(home, ignore_errors=True)
         (project.db_dir / CLUSTER_FILE).unlink(missing_ok=True)
-    return str(home)
+    return DestroyOutcome(backend.kind, str(home), ())
 
 
 def status(project: Project) -> ServerStatus:

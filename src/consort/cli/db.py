@@ -76,14 +76,27 @@ def db_status(as_json: bool) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @handled
 def db_destroy(yes: bool) -> None:
-    """Stop the server and delete this project's cluster with every branch database in it.
+    """Delete every database of this project.
 
+    Embedded: stop the server and delete the cluster with every branch database in it.
+    backend = "postgres": drop this project's own databases and roles on the shared server
+    (those carrying its name prefix that Consort made), and nothing else.
     `consort init` makes a new, empty one afterwards.
     """
     from consort.app import db as api
     from consort.cli import ui
 
-    ui.done(f"deleted the cluster in {api.destroy(project(), None if yes else confirm)}")
+    outcome = api.destroy(project(), None if yes else confirm)
+    if outcome.cluster is not None:
+        ui.done(f"deleted the cluster in {outcome.cluster}")
+        return
+    for name in outcome.dropped:
+        ui.say(f"dropped {name}")
+    ui.done(
+        f"dropped {len(outcome.dropped)} database(s) and role(s) of this project"
+        if outcome.dropped
+        else "nothing of this project's left to drop on the server"
+    )
 
 
 @db.command("url")
