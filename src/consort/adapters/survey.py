@@ -20,6 +20,12 @@ from consort.core.config import DEFAULT_PROTECTED
 
 PYTHON_TEST = re.compile(r"^(test_.*|.*_test)\.py$")
 NODE_TEST = re.compile(r"^.*\.(test|spec)\.(ts|tsx|js|jsx|mjs|cjs|mts|cts)$")
+GO_TEST = re.compile(r"^.*_test\.go$")
+JVM_TEST = re.compile(r"(^|/)src/test/.*\.(java|kt)$")  # Maven's test sources
+# Test configuration of a build tool: a go.mod `replace` or a pom's Surefire settings (skips,
+# excludes, a stand-in for the assertion library) decides what the tests run against.
+GO_PROTECTED = ("**/*_test.go", "**/testdata/**", "**/go.mod", "**/go.sum")
+MAVEN_PROTECTED = ("**/src/test/**", "**/pom.xml")
 PYTEST_FILES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini")
 SKIPPED_FOLDERS = frozenset(
     {".git", ".consort", "node_modules", ".venv", "venv", "__pycache__", ".tox", "dist", "build"}
@@ -53,6 +59,7 @@ class Survey:
     migrate_cwd: str = ""
     migrate_command: list[str] | None = None  # None: nothing found, keep the default
     node_runner: str | None = None  # "vitest" | "jest"
+    build_tool: str | None = None  # "go" (go.mod) | "maven" (pom.xml), when no other runner is
     db_variables: list[str] = field(default_factory=list)  # the DB variables the code reads
     tracked_env: bool = False  # `.env` is a file of the repository
     venv: str = ""  # the project's own virtual environment (`backend/.venv`), if it has one
@@ -85,7 +92,11 @@ def survey(root: Path) -> Survey:
         # `python -m`: a console script of an editable install can import another checkout.
         found.migrate_command = ["python", "-m", "alembic", "upgrade", "head"]
     found.node_runner = _node_runner(root, files) if not _has_python_tests(found) else None
-    if found.node_runner is None:
+    if found.node_runner is None and not _has_python_tests(found):
+        found.build_tool, build_folder = _build_tool(files)
+        if found.build_tool is not None:
+            found.test_cwd = build_folder
+    if found.node_runner is None and found.build_tool is None:
         found.venv = _project_venv(root, found.test_cwd)
     found.db_variables = _db_variables(root, files)
     found.protected = _protected(root, found)
@@ -106,7 +117,23 @@ def _name(path: str) -> str:
 
 
 def is_test_file(path: str) -> bool:
-    return bool(PYTHON_TEST.match(_name(path)) or NODE_TEST.match(_name(path)))
+    name = _name(path)
+    return bool(PYTHON_TEST.match(name) or NODE_TEST.match(name) or GO_TEST.match(name)) or bool(
+        JVM_TEST.search(path)
+    )
+
+
+def _build_tool(files: list[str]) -> tuple[str | None, str]:
+    """Go or Maven, by the shallowest go.mod or pom.xml, and the folder it is in ("" the root).
+    go.mod first: a repository with both is driven by its Go module."""
+    for tool, marker in (("go", "go.mod"), ("maven", "pom.xml")):
+        folders = sorted(
+            (str(PurePosixPath(f).parent) for f in files if _name(f) == marker),
+            key=lambda d: (d.count("/"), d),
+        )
+        if folders:
+            return tool, "" if folders[0] == "." else folders[0]
+    return None, ""
 
 
 def _has_python_tests(found: Survey) -> bool:
@@ -250,6 +277,10 @@ def _protected(root: Path, found: Survey) -> list[str]:
         globs += ["**/test_*.py", "**/*_test.py"]
     suffixes = sorted({_name(t).split(".", 1)[1] for t in loose if NODE_TEST.match(_name(t))})
     globs += [f"**/*.{s}" for s in suffixes]
+    if found.build_tool == "go" or any(GO_TEST.match(_name(t)) for t in loose):
+        globs += GO_PROTECTED
+    if found.build_tool == "maven" or any(JVM_TEST.search(t) for t in loose):
+        globs += MAVEN_PROTECTED
     if found.node_runner == "vitest":
         globs += ["**/vitest.config.*", "**/vite.config.*"]
     elif found.node_runner == "jest":

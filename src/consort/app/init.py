@@ -57,6 +57,19 @@ NODE_PROFILES: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = 
         ),
     ),
 }
+# Go and Maven: the command, where its JUnit XML goes, and the variables of the toolchain a
+# run inherits (its caches live under HOME, which every run has). Neither has a canary language.
+GO_PROFILE = CommandSetup(
+    ("gotestsum", "--junitfile", "{junit}", "--", "./..."),
+    comment="writes JUnit XML to {junit}, a testsuite per package",
+    pass_env=("GOPATH", "GOMODCACHE", "GOCACHE", "GOFLAGS", "GOPROXY"),
+)
+MAVEN_PROFILE = CommandSetup(
+    ("mvn", "-B", "test"),
+    comment="Surefire writes a TEST-*.xml per class to junit_dir",
+    pass_env=("JAVA_HOME", "MAVEN_OPTS"),
+)
+SUREFIRE_REPORTS = "target/surefire-reports"
 STATE_FOLDERS = COMMITTED_FOLDERS
 
 
@@ -177,7 +190,7 @@ def config_setup(found: Survey) -> tuple[ConfigSetup, list[str]]:
     defaults = ConfigSetup()
     test = CommandSetup(defaults.test.command, found.test_cwd, db_env, defaults.test.comment)
     runner, dependencies = RunnerKind.PYTEST, tuple[str, ...]()
-    canary = CanaryKind.AUTO
+    canary, junit_dir = CanaryKind.AUTO, ""
     if found.node_runner is not None:
         command, env = NODE_PROFILES[found.node_runner]
         test = CommandSetup(command, "", (*env, *db_env), "writes JUnit XML to {junit}")
@@ -185,6 +198,14 @@ def config_setup(found: Survey) -> tuple[ConfigSetup, list[str]]:
         # Written out, so that the canaries' language never depends on the command's words.
         canary = CanaryKind(found.node_runner)
         notes.append(f"the tests run with {found.node_runner}, reporting JUnit XML")
+    elif found.build_tool is not None:
+        profile = GO_PROFILE if found.build_tool == "go" else MAVEN_PROFILE
+        test = replace(profile, cwd=found.test_cwd, env=db_env)
+        runner, canary = RunnerKind.JUNIT, CanaryKind.NONE
+        if found.build_tool == "maven":
+            junit_dir = SUREFIRE_REPORTS
+        tool = "gotestsum (go test)" if found.build_tool == "go" else "Maven Surefire"
+        notes.append(f"the tests run with {tool}, reporting JUnit XML (no canary: none exists)")
     elif found.test_cwd:
         notes.append(
             f"the tests run from {found.test_cwd}/ ([test] cwd); ids stay repository paths"
@@ -203,7 +224,7 @@ def config_setup(found: Survey) -> tuple[ConfigSetup, list[str]]:
         if found.venv and command[0] == "python":
             command = (python_of(found.migrate_cwd), *command[1:])
         migrate = CommandSetup(command, found.migrate_cwd, db_env)
-    elif found.node_runner is not None:
+    elif found.node_runner is not None or found.build_tool is not None:
         migrate = CommandSetup((), comment="the command that migrates the run database")
     env_file, env_note = None, ""
     if found.tracked_env:
@@ -219,6 +240,7 @@ def config_setup(found: Survey) -> tuple[ConfigSetup, list[str]]:
         runner=runner,
         canary=canary,
         dependencies=dependencies,
+        junit_dir=junit_dir,
         migrate=migrate,
         protected=tuple(found.protected),
         env_file=env_file,

@@ -97,6 +97,18 @@ class TestSection(CommandSection):
     dependencies: list[str] = Field(default_factory=list)
     # The canary tests' language for runner "junit" (pytest always gets its plugin).
     canary: CanaryKind = CanaryKind.AUTO
+    # For a runner that writes one JUnit file per test class into a folder of its own (Maven
+    # Surefire's `target/surefire-reports`), instead of `{junit}`: that folder, relative to
+    # `cwd`. Consort empties it before the run and reads every `TEST-*.xml` in it as one report.
+    junit_dir: str = ""
+
+    @field_validator("junit_dir")
+    @classmethod
+    def _report_folder_inside(cls, value: str) -> str:
+        folder = PurePosixPath(value.strip().strip("/") or ".")
+        if value.startswith("/") or ".." in folder.parts:
+            raise ValueError(f"junit_dir {value!r} must be a folder inside the repository")
+        return "" if str(folder) == "." else str(folder)
 
     @model_validator(mode="after")
     def _canary_is_for_junit(self) -> TestSection:
@@ -107,10 +119,19 @@ class TestSection(CommandSection):
     @model_validator(mode="after")
     def _junit_needs_a_report_path(self) -> TestSection:
         named = [*self.command, *self.env.values()]
-        if self.runner is RunnerKind.JUNIT and not any(JUNIT_PLACEHOLDER in a for a in named):
+        placeholder = any(JUNIT_PLACEHOLDER in a for a in named)
+        if self.junit_dir and self.runner is not RunnerKind.JUNIT:
+            raise ValueError('junit_dir applies to runner = "junit"')
+        if self.junit_dir and placeholder:
+            raise ValueError(
+                f"give the report's place once: {JUNIT_PLACEHOLDER} (one file) or junit_dir "
+                "(a folder of TEST-*.xml files), not both"
+            )
+        if self.runner is RunnerKind.JUNIT and not (placeholder or self.junit_dir):
             raise ValueError(
                 f'runner = "junit" needs {JUNIT_PLACEHOLDER} in command (or in [test.env]), '
-                "where the runner writes its JUnit XML report (e.g. --outputFile.junit={junit})"
+                "where the runner writes its JUnit XML report (e.g. --outputFile.junit={junit}), "
+                'or junit_dir, the folder it writes them into (e.g. "target/surefire-reports")'
             )
         return self
 
@@ -281,6 +302,7 @@ class CommandSetup:
     cwd: str = ""
     env: tuple[tuple[str, str], ...] = ()
     comment: str = ""
+    pass_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -293,6 +315,7 @@ class ConfigSetup:
     runner: RunnerKind = RunnerKind.PYTEST
     canary: CanaryKind = CanaryKind.AUTO
     dependencies: tuple[str, ...] = ()
+    junit_dir: str = ""
     migrate: CommandSetup = CommandSetup(("alembic", "upgrade", "head"))
     protected: tuple[str, ...] = DEFAULT_PROTECTED
     env_file: str | None = None  # None: the default, `.env`
@@ -309,6 +332,8 @@ def _command_block(name: str, setup: CommandSetup, extra: list[str]) -> list[str
     lines = [f"[{name}]", f"{line:<40} # {setup.comment}" if setup.comment else line, *extra]
     if setup.cwd:
         lines.append(f"cwd = {_toml(setup.cwd)}")
+    if setup.pass_env:
+        lines.append(f"pass_env = {_toml(list(setup.pass_env))}")
     if setup.env:
         lines += ["", f"[{name}.env]"]
         lines += [f"{key} = {_toml(value)}" for key, value in setup.env]
@@ -332,6 +357,8 @@ def config_text(setup: ConfigSetup | None = None) -> str:
         test_extra.append(f"canary = {_toml(setup.canary.value)}")
     if setup.dependencies:
         test_extra.append(f"dependencies = {_toml(list(setup.dependencies))}")
+    if setup.junit_dir:
+        test_extra.append(f"junit_dir = {_toml(setup.junit_dir)}")
     lines = [
         "# Consort project configuration. See `consort --help`.",
         "",

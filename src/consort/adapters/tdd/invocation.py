@@ -8,6 +8,9 @@
   the path of a file in a private folder the run may write, read once the run has ended.
   Consort's canaries are a test file in the runner's language (`[test] canary`, else told from
   the command: Vitest or Jest) written into the export; a runner with none runs without.
+  A runner that writes a folder of reports, one per test class (Maven Surefire), names it with
+  `[test] junit_dir` instead: a folder of the run's export, emptied before the run (so no
+  committed or earlier report is read as this run's), its `TEST-*.xml` files read as one.
 
 Either way, test ids come out relative to the repository root: a suite run from `backend/`
 reports `backend/tests/test_x.py::test_y`, as a plan names it.
@@ -15,13 +18,16 @@ reports `backend/tests/test_x.py::test_y`, as a plan names it.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from consort.adapters.tdd.canary import junit_canary_kind
+from consort.adapters.tdd.junit import merged_reports
 from consort.adapters.tdd.runenv import command_env
 from consort.adapters.tdd.testconfig import runner_arguments
 from consort.core.config import JUNIT_PLACEHOLDER, CanaryKind, RunnerKind, TestSection
+from consort.core.errors import UsageError
 
 REPORT_NAME = "junit.xml"
 
@@ -38,8 +44,11 @@ class TestInvocation:
     writable: list[Path] = field(default_factory=list)
     report: Path | None = None  # where a junit runner writes its report
     canary_kind: CanaryKind = CanaryKind.AUTO  # a junit runner's canary language (AUTO: pytest)
+    report_dir: Path | None = None  # where a runner writes one report per test class
 
     def read_report(self) -> bytes:
+        if self.report_dir is not None:
+            return merged_reports(self.report_dir)
         if self.report is None:
             return b""
         try:
@@ -61,6 +70,7 @@ def test_invocation(
         report = reports / REPORT_NAME
         argv = [part.replace(JUNIT_PLACEHOLDER, str(report)) for part in section.command]
         kind = junit_canary_kind(section.canary, section.command)
+        report_dir = _emptied(folder, section.junit_dir) if section.junit_dir else None
         return TestInvocation(
             argv=argv,
             env=command_env(section, database_url, junit=str(report)),
@@ -72,6 +82,7 @@ def test_invocation(
             id_prefix=prefix,
             writable=[reports],
             report=report,
+            report_dir=report_dir,
         )
     env = command_env(section, database_url)
     env["PYTHONPATH"] = str(plugins)
@@ -88,6 +99,25 @@ def test_invocation(
         plugins=plugins,
         id_prefix=prefix,
     )
+
+
+def _emptied(folder: Path, junit_dir: str) -> Path:
+    """`junit_dir` under `folder`, with nothing in it: a report found there after the run is
+    this run's. A committed symbolic link on the way is refused, never followed: emptying the
+    folder must not reach outside the export."""
+    target = folder
+    for part in Path(junit_dir).parts:
+        target = target / part
+        if target.is_symlink():
+            raise UsageError(
+                f"[test] junit_dir {junit_dir!r} passes through a symbolic link ({part})",
+                fix="name a real folder of the run, e.g. target/surefire-reports",
+            )
+    if target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        shutil.rmtree(target)
+    return target
 
 
 def pytest_options(canary_module: str) -> list[str]:

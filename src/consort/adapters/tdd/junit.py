@@ -6,6 +6,13 @@ runners' dialects (Vitest's reporter, jest-junit) are read too: their cases are
 `<file>::<name>`, a file that failed to load counts as broken, and a failure whose report gives
 no type (jest-junit) is classed by its text (`TypeError: ...` an error, a failed matcher an
 assertion), as the navigator's declaration needs.
+
+gotestsum writes one `testsuite` per Go package, its cases `<package>::<TestName>`: a failure
+whose output shows a panic is an error, and its `TestMain` case (a package that did not build,
+or whose test binary died outside any test) breaks the whole package. Maven Surefire writes one
+file per test class (`TEST-<class>.xml`), read together (`merged_reports`), its cases
+`<class>::<method>`; its `<failure>` is a failed assertion (JUnit's `AssertionFailedError`...),
+its `<error>` an exception.
 """
 
 from __future__ import annotations
@@ -23,6 +30,15 @@ from consort.core.errors import ConsortError
 
 JEST_SUITE_FAILURE = "Test suite failed to run"  # jest-junit's classname for a broken file
 JEST_MATCHER = re.compile(r"^(Error: )?expect\(")  # how a failed Jest matcher's text begins
+GO_PACKAGE_FAILURE = "TestMain"  # gotestsum's case for a package that failed outside its tests
+GO_PANIC = re.compile(r"^panic: ", re.MULTILINE)
+# Exception types that are failed assertions: Python's and JavaScript's AssertionError, JUnit's
+# and opentest4j's AssertionFailedError, JUnit 4's ComparisonFailure, MultipleFailuresError.
+ASSERTION_KIND = re.compile(
+    r"(AssertionError|AssertionFailedError|ComparisonFailure|MultipleFailuresError)$"
+)
+SUREFIRE_REPORT = "TEST-*.xml"
+_XML_DECLARATION = re.compile(rb"^\s*<\?xml[^>]*\?>")
 
 
 class Outcome(StrEnum):
@@ -89,6 +105,29 @@ def parse_report(path: Path) -> JUnitReport:
     return parse_report_bytes(data)
 
 
+def merged_reports(folder: Path) -> bytes:
+    """Every `TEST-*.xml` in `folder` (Surefire's, one per test class) as one report, in name
+    order; b"" when there is none. Each file goes in as written: one that is cut short or not
+    XML leaves the whole report unreadable, never silently dropped."""
+    try:
+        files = sorted(p for p in folder.glob(SUREFIRE_REPORT) if p.is_file())
+    except OSError:
+        return b""
+    parts = []
+    for path in files:
+        try:
+            parts.append(_XML_DECLARATION.sub(b"", path.read_bytes(), count=1))
+        except OSError:
+            continue
+    if not parts:
+        return b""
+    return (
+        b'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n'
+        + b"\n".join(parts)
+        + b"\n</testsuites>\n"
+    )
+
+
 def case_id(case: ET.Element, dialect: RunnerKind) -> str:
     """A test case's id. pytest's xunit1 cases map back to node ids; other runners' cases are
     `<file>::<name>`, the file taken from the `file` attribute or else the classname (Vitest puts
@@ -126,6 +165,10 @@ def parse_report_bytes(
             where = prefix + case.get("name", "")
             broken[where] = _result(where, case, dialect)
             continue
+        if dialect is not RunnerKind.PYTEST and _go_package_failure(case):
+            where = prefix + case.get("classname", "")
+            broken[where] = _result(where, case, dialect)
+            continue
         pytest_import_error = dialect is RunnerKind.PYTEST and not case.get("classname")
         if pytest_import_error and case.find("error") is not None:
             # pytest's record of a module that failed to import: classname empty, name dotted.
@@ -147,10 +190,18 @@ def _jest_suite_failure(case: ET.Element) -> bool:
     return case.get("classname") == JEST_SUITE_FAILURE and case.find("error") is not None
 
 
+def _go_package_failure(case: ET.Element) -> bool:
+    failed = case.find("failure") is not None or case.find("error") is not None
+    return failed and case.get("name") == GO_PACKAGE_FAILURE and bool(case.get("classname"))
+
+
 def _thrown_type(text: str) -> str:
     """The exception type from a JavaScript error's text, for a report that gives none
     (jest-junit writes `TypeError: x is not a function`). Jest's failed matchers print as
-    `Error: expect(received)...`: an assertion, not an error."""
+    `Error: expect(received)...`: an assertion, not an error. A Go test's output that shows a
+    panic is one ("panic"); a plain `t.Error`/`t.Fatal` failure gives no type at all."""
+    if GO_PANIC.search(text):
+        return "panic"
     first = text.strip().split("\n", 1)[0]
     if JEST_MATCHER.match(first):
         return "AssertionError"
@@ -175,7 +226,8 @@ def _result(ident: str, case: ET.Element, dialect: RunnerKind = RunnerKind.PYTES
             message = (found.get("message") or "") + "\n" + (found.text or "")
             # pytest files exceptions raised inside a test as <failure> too: keep them apart
             # from failed assertions, as the navigator's declaration does.
-            raised = tag == "failure" and bool(kind) and "AssertionError" not in kind
+            assertion = "AssertionError" in kind or bool(ASSERTION_KIND.search(kind))
+            raised = tag == "failure" and bool(kind) and not assertion
             return CaseResult(ident, Outcome.ERROR if raised else outcome, kind, message.strip())
     skipped = case.find("skipped")
     if skipped is not None:
