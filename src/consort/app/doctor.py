@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from consort import __version__
 from consort.adapters import proc
-from consort.core.config import SandboxMode
+from consort.core.config import RunnerKind, SandboxMode
 from consort.core.errors import ConsortError, UsageError
 from consort.core.project import Project
 
@@ -356,11 +356,128 @@ def _project_checks(start: Path | None) -> list[Check]:
             )
         )
         result.append(_binaries_check(project))
+    else:
+        result.append(_server_check(project))
     result.append(_extension_check(project))
     result += _command_checks(project)
+    if status.data_dir is not None:  # embedded: a stopped server stays stopped
+        available = status.running and status.copy_method is not None
+    else:
+        available = _server_answers(result)
+    result += _suite_checks(project, available)
     result.append(_protected_check(project))
     from consort.app.hook import env_is_private
 
     if not env_is_private(project):
         result.append(Check(".env", CheckState.WARN, "readable by other users: chmod 600 .env"))
     return result
+
+
+def _server_check(project: Project) -> Check:
+    """A `backend = "postgres"` server: whether it answers, and its version."""
+    from consort.adapters.db.backend import open_backend
+
+    try:
+        with open_backend(project).admin() as conn:
+            row = conn.execute("SHOW server_version").fetchone()
+    except ConsortError as exc:
+        detail = f"{exc.message}; fix: {exc.fix}" if exc.fix else exc.message
+        return Check(
+            "postgres server",
+            CheckState.FAIL,
+            f"does not answer: {detail}; fix: check [db] url and that the server is up "
+            "and lets its role log in",
+        )
+    version = row[0] if row else "version unknown"
+    return Check("postgres server", CheckState.OK, f"answers: PostgreSQL {version}")
+
+
+def _server_answers(found: list[Check]) -> bool:
+    return any(c.name == "postgres server" and c.state is CheckState.OK for c in found)
+
+
+SUITE_CHECKS = ("migrations", "test collection")
+
+
+def _suite_checks(project: Project, available: bool) -> list[Check]:
+    """The migration head and the collected test count, on a throwaway child of the current
+    branch's database, migrated and collected the way Consort's runs are. Skipped (with why)
+    when there is no database to branch from: doctor never starts a server."""
+    config = project.config
+    wanted = [
+        name
+        for name, command in zip(
+            SUITE_CHECKS, (config.migrate.command, config.test.command), strict=True
+        )
+        if command
+    ]
+    if not wanted:
+        return []
+
+    def skipped(why: str) -> list[Check]:
+        return [Check(name, CheckState.INFO, f"not checked: {why}") for name in wanted]
+
+    if not available:
+        return skipped(
+            "the database server is not running, or there is no database yet "
+            "(`consort db start`; doctor does not start it)"
+        )
+    import psycopg
+
+    from consort.adapters import proc
+    from consort.adapters.paired import PairedBranches
+    from consort.adapters.tdd.probe import probe_suite
+    from consort.adapters.vcs import Git
+
+    git = Git(project.root)
+    branch = git.current_branch()
+    if branch is None:
+        return skipped("HEAD is detached; check out a branch")
+    try:
+        paired = PairedBranches(project)
+        database = paired.database_of(branch)
+        commit = git.out("rev-parse", branch)
+    except ConsortError as exc:
+        return skipped(f"{exc.message}" + (f" ({exc.fix})" if exc.fix else ""))
+    at = f"at {commit[:10]}: "
+    try:
+        with proc.owning_children(project.state_dir):
+            probe = probe_suite(project, paired.dbs, project.root, database, commit)
+    except (ConsortError, psycopg.Error, OSError) as exc:  # the child is dropped by then
+        why = exc.message if isinstance(exc, ConsortError) else str(exc).strip()
+        return [
+            Check(
+                name,
+                CheckState.FAIL,
+                f"{at}could not probe the suite: {why}; fix: see "
+                "`consort test` for the same run in full",
+            )
+            for name in wanted
+        ]
+    found = []
+    if probe.migrate is not None:
+        found.append(
+            Check("migrations", CheckState.OK, at + probe.migrate.detail)
+            if probe.migrate.ok
+            else Check(
+                "migrations",
+                CheckState.FAIL,
+                f"{at}{probe.migrate.detail}; fix: run `consort test` for the whole output and "
+                "repair the migrate command or the migrations",
+            )
+        )
+    if probe.collect is not None:
+        if not probe.collect.ok:
+            found.append(
+                Check(
+                    "test collection",
+                    CheckState.FAIL,
+                    f"{at}{probe.collect.detail}; fix: run the test command with --collect-only "
+                    "and repair what it cannot import",
+                )
+            )
+        elif config.test.runner is not RunnerKind.PYTEST:
+            found.append(Check("test collection", CheckState.INFO, probe.collect.detail))
+        else:
+            found.append(Check("test collection", CheckState.OK, at + probe.collect.detail))
+    return found
