@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+# One session-wide Chromium for every browser test, registered here once: a module that imported
+# the fixture itself would get a Playwright of its own, and a second sync Playwright cannot
+# start while the first one's event loop runs.
+from tests.browser import browser  # noqa: F401
 from tests.helpers import consort
 from tests.integration.conftest import destroy_project_cluster
 

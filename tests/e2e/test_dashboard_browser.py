@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import artefacts, browser  # noqa: F401
+from tests.browser import artefacts
 from tests.dashboard_process import Dashboard, running_dashboard
 from tests.e2e.conftest import DEMO_TIMEOUT_S
 from tests.helpers import consort, ok
@@ -28,7 +28,7 @@ WAIT_MS = 120_000  # only a hang fails: a loaded machine is slow, never wrong
 class Page:
     """A browser tab on the dashboard, with the script errors it raised."""
 
-    def __init__(self, browser: Any, dash: Dashboard) -> None:  # noqa: F811
+    def __init__(self, browser: Any, dash: Dashboard) -> None:
         self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
         self.tab = self.context.new_page()
         self.errors: list[str] = []
@@ -50,7 +50,7 @@ class Page:
 
 
 @pytest.fixture
-def tab(browser: Any) -> Iterator[Any]:  # noqa: F811
+def tab(browser: Any) -> Iterator[Any]:
     pages: list[Page] = []
 
     def open_tab(dash: Dashboard) -> Page:
@@ -149,7 +149,7 @@ attack();
 def test_a_running_drive_shows_up_and_an_approval_needs_the_token_and_this_page(
     at_design_gate,  # noqa: F811
     tab,
-    browser,  # noqa: F811
+    browser,
 ):
     root = at_design_gate
     with running_dashboard(root, terminal=True) as dash:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import artefacts, browser  # noqa: F401
+from tests.browser import artefacts
 from tests.integration.test_dashboard import at_design_gate, ledger_lines  # noqa: F401
 from tests.integration.test_design_lane import KEY
 from tests.integration.test_vscode_extension import EXTENSION, _node, built  # noqa: F401
@@ -99,7 +99,7 @@ class Host:
 class Panel:
     """A tab showing the extension's document, its messages pumped to and from the host."""
 
-    def __init__(self, browser: Any, host: Host) -> None:  # noqa: F811
+    def __init__(self, browser: Any, host: Host) -> None:
         self.host = host
         self.asked: list[dict[str, Any]] = []
         self.errors: list[str] = []
