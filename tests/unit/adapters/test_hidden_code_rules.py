@@ -259,7 +259,11 @@ def test_a_relative_interpreter_is_found_from_the_commands_folder(tmp_path):
     that does not run keeps the deploy command's modules guarded."""
     bin_dir = tmp_path / "backend" / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
-    (bin_dir / "python").symlink_to(sys.executable)
+    # a launcher of this interpreter, not a symlink to it: a symlinked venv python with no
+    # pyvenv.cfg beside it is the base interpreter, without this environment's packages
+    launcher = bin_dir / "python"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    launcher.chmod(0o755)
     command = [".venv/bin/python", "-m", "pytest"]
     assert interpreter_of(command, cwd=tmp_path / "backend") == str(bin_dir / "python")
     assert "pytest" in installed_among(command, ["pytest"], None, cwd=tmp_path / "backend")
