@@ -302,7 +302,9 @@ def _await_death(pids: list[int], limit: float = 10.0) -> None:
             time.sleep(0.01)
 
 
-def _session_of(pid: int) -> int | None:
+def _live_stat(pid: int) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command name (state first), or None when the
+    process is gone or a zombie (already dead; its parent reaps it)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
@@ -310,9 +312,12 @@ def _session_of(pid: int) -> int | None:
         return None
     # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses.
     fields = stat[stat.rfind(b")") + 2 :].split()
-    if fields[0] == b"Z":
-        return None  # a zombie is already dead; its parent reaps it
-    return int(fields[3])
+    return None if fields[0] == b"Z" else fields
+
+
+def _session_of(pid: int) -> int | None:
+    fields = _live_stat(pid)
+    return None if fields is None else int(fields[3])
 
 
 def _carries(pid: int, marker: bytes) -> bool:
@@ -325,15 +330,8 @@ def _carries(pid: int, marker: bytes) -> bool:
 
 def _start_time(pid: int) -> str | None:
     """The process's start time (clock ticks since boot), or None when it is not running."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    if fields[0] == b"Z":
-        return None
-    return fields[19].decode()
+    fields = _live_stat(pid)
+    return None if fields is None else fields[19].decode()
 
 
 # ---- a background process: the deploy lane's app, stopped with everything it started --------
