@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,10 @@ def stockflow(root: Path, approaches: str, *, concurrency: int = 3) -> Path:
 def ledger(root: Path) -> list[dict]:
     lines = (root / ".consort" / "ledger.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]
+
+
+def when(event: dict) -> datetime:
+    return datetime.fromisoformat(event["time"].replace("Z", "+00:00"))
 
 
 def databases(root: Path) -> set[str]:
@@ -142,6 +147,25 @@ def test_a_failed_approach_cannot_be_selected(raced):
     refused = consort("experiment", "select", "F1/S1", "never", cwd=root)
     assert refused.returncode == 2
     assert "did not pass" in refused.stdout + refused.stderr
+
+
+def test_status_shows_the_approaches_side_by_side_with_the_command_that_selects(raced):
+    root, compared = raced
+    report = json.loads(ok(consort("status", "--json", cwd=root)))
+    (shown,) = report["experiments"]
+    # What `compare` showed, without what only the race's run knows (its steps and its time).
+    assert shown == {k: v for k, v in compared.items() if k not in ("prepared", "seconds")}
+    assert shown["story"] == "F1/S1" and shown["condition"] == "waiting"
+    assert shown["commands"][0] == "consort experiment select F1/S1 honest"
+    text = ok(consort("status", cwd=root))
+    assert f"experiment 1 on {SUBJECT} (waiting" in text
+    for name in ("honest", "repairs", "never", "slow"):
+        assert name in text
+    assert "consort experiment select F1/S1 honest" in text
+    # `next` names the stop that waits for a person, and what resolves it.
+    waiting = consort("next", cwd=root)
+    assert waiting.returncode == 0
+    assert "consort experiment select F1/S1" in waiting.stdout
 
 
 @pytest.mark.timeout(900)  # the fixture's race (when this test runs alone), then two steps
@@ -239,6 +263,12 @@ def test_a_race_killed_half_way_is_resumed_by_the_same_command(tmp_path: Path):
             (e["type"], e["data"].get("approach")) for e in ledger(root)
         ]
         assert consort("verify", cwd=root).returncode == 0
+        # What the killed run spent of the late approach's wall time: from its attempt's start
+        # to the last event the run recorded.
+        killed = ledger(root)
+        began = [e for e in killed if e["type"] == "experiment.attempt-began"]
+        first = next(e for e in began if e["data"]["approach"] == "late")
+        spent = (when(killed[-1]) - when(first)).total_seconds()
         # The late approach is given an honest driver; the same command resumes the race.
         config = root / "consort.toml"
         config.write_text(config.read_text().replace('"slow"]', '"honest"]'))
@@ -250,6 +280,14 @@ def test_a_race_killed_half_way_is_resumed_by_the_same_command(tmp_path: Path):
         assert rows["honest"]["outcome"] == rows["late"]["outcome"] == "passed"
         ended = [e for e in ledger(root) if e["type"] == "experiment.approach-ended"]
         assert sorted(e["data"]["approach"] for e in ended) == ["honest", "late"]  # once each
+        # The resumed attempt's budget counts the time the killed run spent, not a fresh one.
+        again = [
+            e["data"]
+            for e in ledger(root)[len(killed) :]
+            if e["type"] == "experiment.attempt-began" and e["data"]["approach"] == "late"
+        ]
+        assert again and again[0]["attempt"] == 1 and again[0]["spent_s"] >= spent - 0.001
+        assert rows["late"]["seconds"] >= spent
         chosen = consort("experiment", "select", "F1/S1", "late", cwd=root)
         assert chosen.returncode == 0, chosen.stdout + chosen.stderr
         assert consort("verify", cwd=root).returncode == 0

@@ -25,7 +25,7 @@ from consort.core.experiments import (
     experiments_of,
     recommend,
 )
-from consort.core.ledger import Ledger, ledger_path
+from consort.core.ledger import Event, Ledger, ledger_path
 from consort.core.ledger.events import ExperimentDiscarded, ExperimentSelected
 from consort.core.machine import next_action
 from consort.core.project import Project
@@ -90,9 +90,32 @@ class Comparison:
     advice: Advice
     selected: str | None
 
+    @property
+    def story(self) -> str:
+        """The story as the commands take it: `F1/S1`."""
+        feature, story, _item = self.subject.split("/")
+        return f"{feature.split('-', 1)[0]}/{story.split('-', 1)[0]}"
+
+    @property
+    def commands(self) -> list[str]:
+        """What a person runs next, the recommended one first; none once it is closed."""
+        story = self.story
+        if self.condition is ExperimentCondition.RUNNING:
+            return [f"consort experiment {story}"]  # resumes the approaches not ended
+        if self.condition is not ExperimentCondition.WAITING:
+            return []
+        compare = f"consort experiment compare {story}"
+        discard = f"consort experiment discard {story}"
+        if self.advice.winner:
+            return [f"consort experiment select {story} {self.advice.winner}", compare, discard]
+        if self.advice.candidates:
+            return [f"consort experiment select {story} NAME", compare, discard]
+        return [discard, compare]
+
     def as_json(self) -> dict[str, Any]:
         return {
             "subject": self.subject,
+            "story": self.story,
             "experiment": self.number,
             "condition": self.condition.value,
             "concurrency": self.concurrency,
@@ -100,6 +123,7 @@ class Comparison:
             "approaches": [r.as_json() for r in self.rows],
             "recommendation": self.advice.as_json(),
             "selected": self.selected,
+            "commands": self.commands,
         }
 
 
@@ -171,7 +195,7 @@ def run(project: Project, subject: str, approaches: int, progress: Progress) -> 
             progress(f"experiment {experiment.number} on {experiment.subject}: resuming")
         lane.race(project, ledger, experiment, progress)
         found = _latest(ledger, experiment.subject)
-    return ExperimentRun(_compare(project, ledger, found), prepared, time.monotonic() - began)
+    return ExperimentRun(_compare(project, found), prepared, time.monotonic() - began)
 
 
 def compare(project: Project, subject: str) -> Comparison:
@@ -190,7 +214,13 @@ def compare(project: Project, subject: str) -> Comparison:
             f"{feature.id}/{story.key} has had no experiment",
             fix=f"consort experiment {subject} --approaches 3",
         )
-    return _compare(project, ledger, found[-1])
+    return _compare(project, found[-1])
+
+
+def comparisons(project: Project, events: list[Event]) -> list[Comparison]:
+    """Every experiment of the project, side by side, in the order they were started (reads
+    only): what `consort status` and the dashboard show."""
+    return [_compare(project, e) for e in experiments_of(events, "")]
 
 
 def select(project: Project, subject: str, name: str, note: str | None) -> Selection:
@@ -273,8 +303,7 @@ def _unfinished(project: Project, ledger: Ledger, subject: str) -> Experiment | 
     return experiment
 
 
-def _compare(project: Project, ledger: Ledger, experiment: Experiment) -> Comparison:
-    del ledger
+def _compare(project: Project, experiment: Experiment) -> Comparison:
     rows = tuple(_row(project, a) for a in experiment.approaches.values())
     return Comparison(
         subject=experiment.subject,

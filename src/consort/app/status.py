@@ -17,6 +17,7 @@ from consort.core.errors import ConsortError
 from consort.core.project import Project
 
 if TYPE_CHECKING:
+    from consort.core.ledger import Event
     from consort.core.spikes import Spike
     from consort.core.state import Escalation, FeatureState, State
 
@@ -54,6 +55,8 @@ class StatusReport:
     unsandboxed_turns: list[str] = field(default_factory=list)  # turns run with sandbox = "off"
     sandbox_warning: str | None = None
     spikes: list[dict[str, object]] = field(default_factory=list)  # running or expired ones
+    # Every experiment side by side (`consort experiment compare`'s JSON), oldest first.
+    experiments: list[dict[str, Any]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -64,6 +67,7 @@ class StatusReport:
             "branch_problem": self.branch_problem,
             "unsandboxed_turns": self.unsandboxed_turns,
             "spikes": self.spikes,
+            "experiments": self.experiments,
         }
 
 
@@ -78,14 +82,20 @@ def _resolutions(feature: str, escalation: Escalation) -> str:
     return "  |  ".join(commands)
 
 
-def _sandboxes(project: Project, report: StatusReport) -> None:
-    from consort.core.ledger import Ledger, ledger_path
+def _sandboxes(report: StatusReport, events: list[Event]) -> None:
     from consort.lanes.verify.sandboxing import sandbox_record
 
-    path = ledger_path(project.state_dir)
-    record = sandbox_record(Ledger(path).read() if path.exists() else [])
+    record = sandbox_record(events)
     report.unsandboxed_turns = list(record.unsandboxed)
     report.sandbox_warning = record.warning()
+
+
+def _experiments(project: Project, events: list[Event]) -> list[dict[str, Any]]:
+    if not any(e.type.value.startswith("experiment.") for e in events):
+        return []  # and the experiments' modules stay unloaded
+    from consort.app.experiment import comparisons
+
+    return [c.as_json() for c in comparisons(project, events)]
 
 
 def _spikes(spikes: list[Spike]) -> list[dict[str, object]]:
@@ -164,10 +174,14 @@ def _derived(project: Project, state: State) -> tuple[StatusReport, list[Spike]]
     """What the files decide: everything but the clocks and the branch table."""
     from consort.app.spike import all_spikes
     from consort.core.gate_phase import deploy_phase, design_phase, promote_phase
+    from consort.core.ledger import Ledger, ledger_path
     from consort.core.machine import next_action
 
+    path = ledger_path(project.state_dir)
+    events = Ledger(path).read() if path.exists() else []
     report = StatusReport()
-    _sandboxes(project, report)
+    _sandboxes(report, events)
+    report.experiments = _experiments(project, events)
     for feature in state.features:
         action = next_action(state, feature.id)
         report.features.append(
@@ -208,6 +222,7 @@ def _keep(report: StatusReport, spikes: list[Spike]) -> dict[str, Any]:
         "unsandboxed_turns": report.unsandboxed_turns,
         "sandbox_warning": report.sandbox_warning,
         "spikes": [spike_record(s) for s in spikes],
+        "experiments": report.experiments,
     }
 
 
@@ -220,6 +235,7 @@ def _from_kept(kept: dict[str, Any]) -> tuple[StatusReport, list[Spike]] | None:
             escalations=list(kept["escalations"]),
             unsandboxed_turns=list(kept["unsandboxed_turns"]),
             sandbox_warning=kept["sandbox_warning"],
+            experiments=list(kept["experiments"]),
         )
         records = list(kept["spikes"])
         if not records:

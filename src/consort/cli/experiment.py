@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from consort.cli.kit import handled, project
@@ -131,15 +133,22 @@ def _say_closed(result: object) -> None:
 
 def _show(found: object, story: str) -> None:
     from consort.app.experiment import Comparison
+
+    if isinstance(found, Comparison):
+        render_comparison(found.as_json())
+    del story
+
+
+def render_comparison(found: dict[str, Any]) -> None:
+    """One experiment's approaches side by side, from its JSON (`compare`, and `status`)."""
     from consort.cli import ui
 
-    if not isinstance(found, Comparison):
-        return
+    note = found["concurrency_note"]
     ui.say(
-        f"experiment {found.number} on {found.subject} ({found.condition.value}; "
-        f"{found.concurrency} at a time)"
-        + (f": {found.concurrency_note}" if found.concurrency_note else "")
+        f"experiment {found['experiment']} on {found['subject']} ({found['condition']}; "
+        f"{found['concurrency']} at a time)" + (f": {note}" if note else "")
     )
+    rows = found["approaches"]
     ui.table(
         None,
         [
@@ -157,35 +166,35 @@ def _show(found: object, story: str) -> None:
         ],
         [
             [
-                r.name,
-                r.outcome,
-                f"{r.tests_passed}/{r.tests_total}",
-                str(r.cycles),
-                str(r.repairs),
-                str(r.violations),
-                str(r.findings),
-                f"+{r.lines_added}/-{r.lines_removed}",
-                str(len(r.schema_changes)),
-                f"{r.seconds:.1f}",
-                "-" if r.cost_usd is None else f"${r.cost_usd:.4f}",
+                r["name"],
+                r["outcome"],
+                f"{r['tests_passed']}/{r['tests_total']}",
+                str(r["cycles"]),
+                str(r["repairs"]),
+                str(r["violations"]),
+                str(r["findings"]),
+                f"+{r['lines_added']}/-{r['lines_removed']}",
+                str(len(r["schema_changes"])),
+                f"{r['seconds']:.1f}",
+                "-" if r["cost_usd"] is None else f"${r['cost_usd']:.4f}",
             ]
-            for r in found.rows
+            for r in rows
         ],
     )
-    for row in found.rows:
-        for change in row.schema_changes:
-            ui.say(f"  {row.name} schema: {change}")
-        if row.outcome != "passed" and row.message:
-            ui.say(f"  {row.name}: {row.message}")
-    advice = found.advice
-    ui.say("recommendation: " + advice.kind.value + " — " + "; ".join(advice.reasons))
-    if found.selected:
-        ui.done(f"selected: {found.selected}")
-    elif advice.winner:
-        ui.say(f"keep it with `consort experiment select {story} {advice.winner}`")
-    elif advice.candidates:
-        ui.say(
-            f"pick one of {', '.join(advice.candidates)}: `consort experiment select {story} NAME`"
-        )
-    elif found.condition.value == "waiting":
-        ui.say(f"keep none with `consort experiment discard {story}`")
+    for row in rows:
+        for change in row["schema_changes"]:
+            ui.say(f"  {row['name']} schema: {change}")
+        if row["outcome"] != "passed" and row["message"]:
+            ui.say(f"  {row['name']}: {row['message']}")
+    advice = found["recommendation"]
+    ui.say("recommendation: " + advice["kind"] + " — " + "; ".join(advice["reasons"]))
+    if found["selected"]:
+        ui.done(f"selected: {found['selected']}")
+    elif advice["winner"]:
+        ui.say(f"keep it with `{found['commands'][0]}`")
+    elif advice["candidates"]:
+        ui.say(f"pick one of {', '.join(advice['candidates'])}: `{found['commands'][0]}`")
+    elif found["condition"] == "waiting":
+        ui.say(f"keep none with `{found['commands'][0]}`")
+    elif found["commands"]:
+        ui.say(f"resume the approaches not ended with `{found['commands'][0]}`")

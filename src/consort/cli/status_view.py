@@ -70,6 +70,11 @@ def render_status(report: StatusReport) -> None:
             )
         else:
             ui.say(f"spike {spike['name']} running in {spike['worktree']} until {spike['expires']}")
+    for experiment in report.experiments:
+        if experiment["condition"] in ("running", "waiting"):
+            from consort.cli.experiment import render_comparison
+
+            render_comparison(experiment)
     if report.branches:
         ui.table(
             "Branches",

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 
 from consort.core.ledger.chain import Event
 from consort.core.ledger.events import (
     ApproachAttempted,
+    ApproachBegan,
     ApproachEnded,
     ApproachOutcome,
     ApproachRecord,
@@ -57,6 +59,10 @@ class Approach:
     attempts: list[ApproachAttempted] = field(default_factory=list)
     ended: ApproachEnded | None = None
     violations: int = 0
+    # The last attempt begun, when it began, and its end when one was recorded (a kill leaves none).
+    last_began: ApproachBegan | None = None
+    last_began_at: datetime | None = None
+    last_closed: ApproachAttempted | None = None
 
     @property
     def name(self) -> str:
@@ -77,6 +83,17 @@ class Approach:
     @property
     def repairs(self) -> int:
         return max(len(self.attempts) - 1, 0)
+
+    def spent_seconds(self, killed_at: datetime) -> float:
+        """The wall time the approach has spent of its budget: every attempt's, including one a
+        killed run left in flight, counted up to `killed_at` (the last event that run recorded).
+        Ledgers from before `experiment.attempt-began` count their recorded attempts only."""
+        began, at = self.last_began, self.last_began_at
+        if began is None or at is None:
+            return sum(float(a.seconds) for a in self.attempts)
+        if self.last_closed is not None:
+            return float(began.spent_s) + float(self.last_closed.seconds)
+        return float(began.spent_s) + max((killed_at - at).total_seconds(), 0.0)
 
 
 @dataclass
@@ -149,12 +166,17 @@ def _fold(found: dict[tuple[str, int], Experiment], event: Event) -> None:
             event.seq,
         )
         return
-    if isinstance(payload, ApproachAttempted | ApproachEnded):
+    if isinstance(payload, ApproachBegan | ApproachAttempted | ApproachEnded):
         approach = _approach(found, event.subject, payload.number, payload.approach)
         if approach is None:
             return
-        if isinstance(payload, ApproachAttempted):
+        if isinstance(payload, ApproachBegan):
+            approach.last_began, approach.last_began_at = payload, event.time
+            approach.last_closed = None
+        elif isinstance(payload, ApproachAttempted):
             approach.attempts.append(payload)
+            if approach.last_began is not None and approach.last_began.attempt == payload.attempt:
+                approach.last_closed = payload
         else:
             approach.ended = payload
         return

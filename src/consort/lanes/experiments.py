@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from consort.adapters.agents.config import AgentSettings, parse_agents, sandbox_use
@@ -45,6 +46,7 @@ from consort.core.layout import LEDGER_FILE, STATE_DIR
 from consort.core.ledger import Actor, Ledger
 from consort.core.ledger.events import (
     ApproachAttempted,
+    ApproachBegan,
     ApproachEnded,
     ApproachOutcome,
     ApproachRecord,
@@ -302,6 +304,9 @@ def race(
 
     refs = frozenset(f"refs/heads/{a.record.branch}" for a in experiment.approaches.values())
     stop = threading.Event()
+    # A run killed before is resumed here: what it left in flight ran until its last event.
+    events = ledger.read()
+    killed_at = events[-1].time if events else datetime.now(UTC)
     runs = [
         _ApproachRun(
             project,
@@ -314,6 +319,7 @@ def race(
             None if workers == 1 else refs - {f"refs/heads/{approach.record.branch}"},
             say,
             stop,
+            spent_before=approach.spent_seconds(killed_at),
         )
         for approach in waiting
     ]
@@ -344,7 +350,11 @@ class _ApproachRun:
     others: frozenset[str] | None  # the sibling approaches' refs, when they run beside it
     say: Callable[[str], None]
     stop: threading.Event
+    spent_before: float = 0.0  # of its wall time, by the runs before this one (a resumed race)
     began: float = 0.0
+
+    def spent(self) -> float:
+        return self.spent_before + time.monotonic() - self.began
 
     @property
     def record(self) -> ApproachRecord:
@@ -386,13 +396,12 @@ class _ApproachRun:
             lambda text: self.say(f"  [{record.name}] {text.strip()}"),
             shared=shared,
         )
-        deadline = self.began + plan.wall_time_s
         feedback: str | None = None
         attempt = len(self.approach.attempts)
         while attempt < plan.max_cycles:
             if self.stop.is_set():
                 return None
-            remaining = deadline - time.monotonic()
+            remaining = plan.wall_time_s - self.spent()
             if remaining <= 0:
                 return self._end(
                     ApproachOutcome.WALL_TIME,
@@ -401,6 +410,13 @@ class _ApproachRun:
                     f"{attempt} attempt(s)",
                 )
             attempt += 1
+            began = ApproachBegan(
+                number=self.experiment.number,
+                approach=record.name,
+                attempt=attempt,
+                spent_s=round(self.spent(), 3),
+            )
+            self.ledger.record(began, Actor.ORCHESTRATOR, cycle.subject)
             settings = replace(
                 plan.settings,
                 wall_clock_timeout_s=min(plan.settings.wall_clock_timeout_s, remaining),
@@ -505,7 +521,7 @@ class _ApproachRun:
             approach=self.record.name,
             outcome=outcome,
             cycles=cycles,
-            seconds=round(time.monotonic() - self.began, 3),
+            seconds=round(self.spent(), 3),
             commit=commit,
             message=message,
             smells=smells or [],

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from consort.core.experiments import (
@@ -149,3 +150,36 @@ def test_experiments_of_a_story_a_cycle_or_all() -> None:
     assert len(experiments_of(events, SUBJECT)) == 1
     assert len(experiments_of(events, "")) == 1
     assert experiments_of(events, "F1-x/S1") == []
+
+
+def _at(event: Event, seconds: float) -> Event:
+    """The event as if recorded `seconds` after a fixed start."""
+    return replace(event, time=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds))
+
+
+def _began(name: str, attempt: int, spent: float) -> tuple[EventPayload, str]:
+    from consort.core.ledger.events import ApproachBegan
+
+    return ApproachBegan(number=1, approach=name, attempt=attempt, spent_s=spent), SUBJECT
+
+
+def test_the_wall_time_spent_counts_every_attempt_and_one_a_kill_left_in_flight() -> None:
+    from consort.core.ledger.events import ApproachAttempted
+
+    killed_at = datetime(2026, 1, 1, tzinfo=UTC)
+    done = ApproachAttempted(number=1, approach="a", attempt=1, turn="t1", seconds=40.0)
+    events = _events(_started("a", "b"), _began("a", 1, 0.0), (done, SUBJECT), _began("a", 2, 41.0))
+    # attempt 2 began at 100 s and the killed run's last event was at 130 s
+    events = [_at(e, 100.0 if i == 3 else float(i)) for i, e in enumerate(events)]
+    (experiment,) = fold_experiments(events)
+    a = experiment.approaches["a"]
+    assert a.spent_seconds(killed_at + timedelta(seconds=130)) == 41.0 + 30.0
+    # A kill with no attempt in flight: what the attempts recorded, and what the last began said.
+    events = _events(_started("a", "b"), _began("a", 1, 12.5), (done, SUBJECT))
+    (experiment,) = fold_experiments(events)
+    assert experiment.approaches["a"].spent_seconds(killed_at) == 12.5 + 40.0
+    # An approach that never began spent nothing; ledgers from before the begin events count
+    # their attempts' own measure.
+    assert experiment.approaches["b"].spent_seconds(killed_at) == 0.0
+    (old,) = fold_experiments(_events(_started("a"), (done, SUBJECT)))
+    assert old.approaches["a"].spent_seconds(killed_at) == 40.0

@@ -210,6 +210,7 @@ SAMPLES: dict[EventType, EventPayload] = {
                 }
             ],
         ),
+        ev.ApproachBegan(number=1, approach="lean", attempt=2, spent_s=4.0),
         ev.ApproachAttempted(
             number=1,
             approach="lean",

@@ -580,6 +580,17 @@ class ExperimentStarted(EventPayload):
     approaches: list[ApproachRecord] = []
 
 
+class ApproachBegan(EventPayload):
+    """One driver attempt of one approach began. With the attempt's end (or the last event a
+    killed run recorded) it gives the time the attempt spent of the approach's budget."""
+
+    event_type = EventType.APPROACH_BEGAN
+    number: int = 1
+    approach: str = ""
+    attempt: int = 1
+    spent_s: Seconds = 0.0  # the approach's wall time spent before this attempt, kills included
+
+
 class ApproachAttempted(EventPayload):
     """One driver attempt of one approach, judged like a GREEN (or repair) of the build."""
 

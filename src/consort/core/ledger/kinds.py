@@ -57,6 +57,7 @@ class EventType(StrEnum):
     SPIKE_ENDED = "spike.ended"
     # experiments: approaches to one cycle raced on their own paired branches
     EXPERIMENT_STARTED = "experiment.started"
+    APPROACH_BEGAN = "experiment.attempt-began"
     APPROACH_ATTEMPTED = "experiment.attempted"
     APPROACH_ENDED = "experiment.approach-ended"
     EXPERIMENT_SELECTED = "experiment.selected"

@@ -180,6 +180,45 @@ function renderFeatures(data) {
     renderGate(f), renderBuild(f.build))));
 }
 
+// An experiment's approaches side by side, as `consort experiment compare` shows them: a person
+// selects one at the terminal (the command is shown); the page never selects.
+function schemaCell(changes) {
+  if (!changes.length) return "none";
+  return el("details", {}, el("summary", { text: `${changes.length} change${changes.length === 1 ? "" : "s"}` }),
+    el("pre", { text: changes.join("\n") }));
+}
+
+function renderExperiments(data) {
+  const experiments = data.status.experiments || [];
+  if (!experiments.length) {
+    replace("experiments", el("p", { class: "dim", text: "No experiment yet." }));
+    return;
+  }
+  replace("experiments", experiments.slice().reverse().map((x) => {
+    const advice = x.recommendation;
+    const state = x.selected ? `selected: ${x.selected}` : x.condition;
+    return el("div", { class: "card experiment", "data-subject": x.subject, "data-condition": x.condition },
+      el("h3", {}, `${x.subject} · experiment ${x.experiment} `,
+        el("span", { class: `badge ${x.condition === "waiting" ? "warn" : x.selected ? "ok" : ""}`, text: state }),
+        el("span", { class: "dim", text: ` ${x.concurrency} at a time${x.concurrency_note ? `: ${x.concurrency_note}` : ""}` })),
+      el("table", { class: "approaches" },
+        el("thead", {}, el("tr", {}, ["approach", "state", "tests passed", "cycles", "repairs", "violations",
+          "findings", "lines +/-", "schema diff", "duration", "cost", "driver"].map((c) => el("th", { text: c })))),
+        el("tbody", {}, x.approaches.map((r) => el("tr", {
+          "data-approach": r.name, class: advice.winner === r.name ? "recommended" : null },
+        [r.name, el("span", { class: r.outcome === "passed" ? "ok" : r.outcome === "running" ? "" : "bad",
+          text: r.outcome, title: r.message || null }), `${r.tests_passed}/${r.tests_total}`, r.cycles, r.repairs,
+        r.violations, r.findings, `+${r.lines_added}/-${r.lines_removed}`, schemaCell(r.schema_changes),
+        seconds(r.seconds), r.cost_usd === null ? "—" : `$${Number(r.cost_usd).toFixed(4)}`,
+        [r.adapter, r.model].filter(Boolean).join(" · ")].map((cell) =>
+          cell instanceof Node ? el("td", {}, cell) : el("td", { text: cell ?? "" })))))),
+      el("p", { class: "recommendation" }, el("strong", { text: `Recommendation: ${advice.kind}` }),
+        advice.winner ? ` — ${advice.winner}` : "", `. ${advice.reasons.join("; ")}`),
+      x.commands.length ? el("div", { class: "commands" }, el("span", { class: "dim", text: "At the terminal:" }),
+        x.commands.map((c) => el("code", { text: c }))) : null);
+  }));
+}
+
 function renderEscalations(data) {
   replace("escalations", table(["feature", "step", "reason", "resolve with"],
     data.status.escalations.map((e) => [e.feature, e.step, e.reason, el("code", { text: e.command })])));
@@ -270,6 +309,7 @@ function render(data) {
   renderHeader(data);
   renderDecisions(data);
   renderFeatures(data);
+  renderExperiments(data);
   renderEscalations(data);
   renderTimeline(data);
   renderPerRole(data);
