@@ -21,10 +21,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from consort.adapters.agents.config import AgentSettings, parse_agents, sandbox_use
 from consort.adapters.db.branching import Ephemeral
@@ -65,6 +66,9 @@ from consort.lanes.build.cycle import DriverTurn, driver_turn
 from consort.lanes.build.evidence import cycle_record
 from consort.lanes.intake import resolve_feature
 from consort.lanes.turn import CONTAINED, SharedWrites, recorded_refusals
+
+if TYPE_CHECKING:
+    from consort.adapters.db.schema_diff import Schema
 
 SHARED_PATHS = (f"{STATE_DIR}/{LEDGER_FILE}",)
 """What Consort writes in the main checkout while approaches run: the ledger only."""
@@ -307,6 +311,9 @@ def race(
     # A run killed before is resumed here: what it left in flight ran until its last event.
     events = ledger.read()
     killed_at = events[-1].time if events else datetime.now(UTC)
+    first = next(iter(experiment.approaches.values()), None)
+    parent = cycle.story.database or (first.record.database if first else "")
+    red = RedSchema(project, parent, experiment.started.red_commit)
     runs = [
         _ApproachRun(
             project,
@@ -319,6 +326,7 @@ def race(
             None if workers == 1 else refs - {f"refs/heads/{approach.record.branch}"},
             say,
             stop,
+            red,
             spent_before=approach.spent_seconds(killed_at),
         )
         for approach in waiting
@@ -335,6 +343,7 @@ def race(
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        red.wait()
 
 
 @dataclass
@@ -350,6 +359,7 @@ class _ApproachRun:
     others: frozenset[str] | None  # the sibling approaches' refs, when they run beside it
     say: Callable[[str], None]
     stop: threading.Event
+    red: RedSchema
     spent_before: float = 0.0  # of its wall time, by the runs before this one (a resumed race)
     began: float = 0.0
 
@@ -461,7 +471,7 @@ class _ApproachRun:
             text=_instructions(self.project, cycle.item, record),
             stage="green",
             must_pass=cycle.item.red_tests,
-            then=_schema_probe(self.project, record.database, schema),
+            then=_schema_probe(self.project, self.red, record.database, schema),
         )
         problems = done.problems if done.commit or done.problems else ["no code was changed"]
         passed = not problems and done.evidence is not None
@@ -552,16 +562,61 @@ def _feedback(project: Project, done: DriverTurn, problems: list[str]) -> str:
     return feedback
 
 
+class RedSchema:
+    """The schema the approaches start from: the database they were copied from, migrated by
+    the RED commit's migrations on a throwaway child (the schema the RED run proved on). Each
+    approach's schema changes are its migrated schema against this one, so they name what the
+    approach built, not what the story's earlier cycles did. Read in a thread of its own beside
+    the race, so that it adds no serial step before it; a run's probe waits for it."""
+
+    def __init__(self, project: Project, database: str, red_commit: str) -> None:
+        self.project = project
+        self.database = database
+        self.red_commit = red_commit
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="red-schema")
+        self._future: Future[Schema] = pool.submit(self._read)
+        pool.shutdown(wait=False)
+
+    def _read(self) -> Schema:
+        from consort.adapters.db.schema_diff import read_schema
+        from consort.adapters.tdd.runner import migrate
+
+        paired = PairedBranches(self.project)
+        with paired.dbs.ephemeral(self.database) as child:
+            where = f"a throwaway copy of {self.database} at the RED commit"
+            migrate(self.project, self.project.root, self.red_commit, child.url, where)
+            with paired.backend.admin(child.database) as conn:
+                return read_schema(conn)
+
+    def schema(self) -> Schema:
+        return self._future.result()
+
+    def wait(self) -> None:
+        """Until it is read (or failed): a race leaves no child of it behind."""
+        self._future.exception()
+
+
 def _schema_probe(
-    project: Project, parent_database: str, into: list[str]
+    project: Project, red: RedSchema, parent_database: str, into: list[str]
 ) -> Callable[[Ephemeral, Path], None]:
-    """After the run's tests: how its migrated child's schema differs from the parent's."""
+    """After the run's tests: how its migrated child's schema differs from the RED commit's."""
 
     def probe(child: Ephemeral, _tree: Path) -> None:
-        from consort.adapters.db.schema_diff import diff_databases
+        from consort.adapters.db.schema_diff import diff_databases, diff_schemas, read_schema
 
         paired = PairedBranches(project)
-        into[:] = diff_databases(paired.backend, parent_database, child.database).lines()
+        try:
+            base = red.schema()
+        except Exception as exc:  # the changes are shown, never decisive: say what they are against
+            why = exc.message if isinstance(exc, ConsortError) else f"{type(exc).__name__}: {exc}"
+            into[:] = [
+                f"(against {parent_database}: the RED commit's schema could not be read: "
+                f"{why[:200]})",
+                *diff_databases(paired.backend, parent_database, child.database).lines(),
+            ]
+            return
+        with paired.backend.admin(child.database) as conn:
+            into[:] = diff_schemas(base, read_schema(conn)).lines()
 
     return probe
 

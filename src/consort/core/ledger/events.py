@@ -604,7 +604,7 @@ class ApproachAttempted(EventPayload):
     commit: str | None = None
     reasons: list[str] = []
     run: RunRecord | None = None
-    schema_changes: list[str] = []  # the migrated schema against the story's database
+    schema_changes: list[str] = []  # the migrated schema against the RED commit's
     seconds: Seconds = 0.0
 
 
