@@ -35,6 +35,19 @@ def owning_children(state_dir: Path) -> Iterator[None]:
         _owner = previous
 
 
+@contextlib.contextmanager
+def unowned() -> Iterator[None]:
+    """Children started in the block are nobody's: a process meant to outlive its starter (the
+    database server) must not be taken for a crash's survivor and ended by the next drive."""
+    global _owner  # noqa: PLW0603 -- see owning_children
+    previous = _owner
+    _owner = None
+    try:
+        yield
+    finally:
+        _owner = previous
+
+
 def _owner_marker(state_dir: Path, pid: int) -> str:
     return f"{state_dir.resolve()}|{pid}|{_start_time(pid)}"
 
@@ -313,6 +326,41 @@ def _live_stat(pid: int) -> list[bytes] | None:
     # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses.
     fields = stat[stat.rfind(b")") + 2 :].split()
     return None if fields[0] == b"Z" else fields
+
+
+def is_alive(pid: int) -> bool:
+    """Whether process `pid` runs: a zombie (dead, waiting for a parent to reap it, which on a
+    machine whose init never reaps may be forever) does not."""
+    return _live_stat(pid) is not None
+
+
+def exists(pid: int) -> bool:
+    """Whether `pid` names any process at all, a zombie included (what `kill -0` answers)."""
+    return Path(f"/proc/{pid}").exists()
+
+
+def command_name(pid: int) -> str | None:
+    """The process's command name (/proc/PID/comm), or None when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+
+
+def processes_named(name: str, *, inside: Path) -> list[int]:
+    """Live processes called `name` whose working folder is `inside` or below it."""
+    base = inside.resolve()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or command_name(int(entry.name)) != name:
+            continue
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+        except OSError:
+            continue
+        if cwd.is_relative_to(base) and is_alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
 
 
 def _session_of(pid: int) -> int | None:

@@ -13,11 +13,12 @@ import contextlib
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from consort.adapters import proc
+from consort.adapters.advance import advance_checkout, contains, merge_commit, move_branch
 from consort.adapters.db.branching import Ephemeral
 from consort.adapters.db.cluster import free_port
 from consort.adapters.paired import PairedBranches
@@ -28,10 +29,19 @@ from consort.adapters.tdd.runner import migrate, run_suite, schema_check
 from consort.adapters.tdd.seal import merge_violations
 from consort.adapters.vcs import Git, tree_entries
 from consort.core.artifacts.registry import ArtifactKind, load_artifact
+from consort.core.crashpoint import crash_point
 from consort.core.derive import artifact_path
 from consort.core.errors import ConsortError, ExitCode, UsageError
-from consort.core.ledger import Actor, Ledger
-from consort.core.ledger.events import DeployFailed, DeployVerified, FeaturePromoted, SmokeProbe
+from consort.core.ledger import Actor, Event, EventType, Ledger
+from consort.core.ledger.events import (
+    DeployFailed,
+    DeployVerified,
+    FeaturePromoted,
+    PromoteStep,
+    PromoteStepName,
+    SmokeProbe,
+    StepOutcome,
+)
 from consort.core.machine import Action
 from consort.core.project import Project
 from consort.core.state import BuildState, FeatureState, State
@@ -201,6 +211,13 @@ def _get(base: str, path: str) -> SmokeResult:
 def promote(
     project: Project, ledger: Ledger, feature: FeatureState, build: BuildState, progress: Progress
 ) -> None:
+    """Merge, migrate, prove and clean up; every step that moves something resumable.
+
+    The merge is recorded as begun (with its commit) before the parent branch moves, so the next
+    drive after a crash can tell whether it took effect: `finished` when the branch holds it
+    (the checkout is brought along, then migrate and the suite run again: both repeat safely),
+    `undone` when it never reached the branch (merged again). The deletion of the feature's
+    branches is recorded as begun with their names, and finished from wherever it stopped."""
     paired = PairedBranches(project)
     base = _base(build)
     git = Git(project.root)
@@ -209,6 +226,136 @@ def promote(
             f"promoting {feature.id} merges into {base}, which is not checked out",
             fix=f"`consort branch switch {base}`, then `consort drive`",
         )
+    promotion = _Promotion(project, ledger, paired, feature, build, base, progress)
+    steps = _promote_steps(ledger.read(), feature.id)
+    merge = _resumed_merge(promotion, steps)
+    if merge is None:
+        merge = _merge(promotion)
+    head = git.out("rev-parse", "HEAD")
+    # 3. migrate the parent itself (its migrations succeeded on a child of it first)
+    crash_point("promote.migrate")
+    migrate(project, project.root, head, paired.url(base), base)
+    # 4. the suite against a fresh child of the promoted parent
+    evidence, report = run_suite(
+        project,
+        paired.dbs,
+        project.root,
+        paired.database_of(base),
+        head,
+        label=f"promote-{feature.id.split('-')[0]}",
+    )
+    problems = list(evidence.problems)
+    if report is not None:
+        problems += green_problems(report, evidence.exit_code or 0, (), 0)
+    if problems:
+        raise ConsortError(
+            f"{base} after promoting {feature.id} does not pass: " + "; ".join(problems[:5]),
+            fix=f"the merge is commit {merge[:10]}; fix {base}, then `consort drive`",
+        )
+    deleted = _delete_feature_branches(promotion, steps)
+    ledger.record(
+        FeaturePromoted(commit=merge, into=base, run=evidence.as_record(), deleted=deleted),
+        Actor.ORCHESTRATOR,
+        feature.id,
+    )
+    progress(
+        f"  promoted {feature.id} into {base} ({merge[:10]}); removed {len(deleted)} branches;"
+        " its evidence is committed when this drive stops"
+    )
+
+
+@dataclass(frozen=True)
+class _Promotion:
+    project: Project
+    ledger: Ledger
+    paired: PairedBranches
+    feature: FeatureState
+    build: BuildState
+    base: str
+    progress: Progress
+
+    def record(self, step: PromoteStep) -> None:
+        self.ledger.record(step, Actor.ORCHESTRATOR, self.feature.id)
+
+
+@dataclass(frozen=True)
+class _PromoteSteps:
+    """The feature's promote steps in the ledger: the last begun of each, and whether a later
+    record already said how it ended."""
+
+    merge: PromoteStep | None
+    merge_settled: bool
+    deletion: PromoteStep | None
+    deletion_settled: bool
+
+
+def _promote_steps(events: Sequence[Event], feature: str) -> _PromoteSteps:
+    last: dict[PromoteStepName, PromoteStep] = {}
+    settled: dict[PromoteStepName, bool] = {}
+    for event in events:
+        if event.type is not EventType.PROMOTE_STEP or event.subject != feature:
+            continue
+        step = PromoteStep.of(event)
+        if step.outcome is StepOutcome.BEGUN:
+            last[step.step] = step
+            settled[step.step] = False
+        else:
+            settled[step.step] = True
+    return _PromoteSteps(
+        last.get(PromoteStepName.MERGE),
+        settled.get(PromoteStepName.MERGE, False),
+        last.get(PromoteStepName.DELETE_BRANCHES),
+        settled.get(PromoteStepName.DELETE_BRANCHES, False),
+    )
+
+
+def _resumed_merge(promotion: _Promotion, steps: _PromoteSteps) -> str | None:
+    """The merge commit of a promote a crash interrupted after the parent branch moved (its
+    checkout brought along), or None when there is none and the merge is (re)done."""
+    begun = steps.merge
+    if begun is None or begun.commit is None or begun.base_commit is None:
+        return None
+    git, base, feature = Git(promotion.project.root), promotion.base, promotion.feature.id
+    head = git.out("rev-parse", "HEAD")
+    if not contains(git, begun.commit, head):
+        if not steps.merge_settled:
+            detail = f"{base} never moved to {begun.commit[:10]}: merging again"
+            promotion.record(
+                PromoteStep(
+                    step=PromoteStepName.MERGE,
+                    outcome=StepOutcome.UNDONE,
+                    into=base,
+                    commit=begun.commit,
+                    detail=detail,
+                )
+            )
+            promotion.progress(f"  after a crash: the merge of {feature} is undone ({detail})")
+        return None
+    written = 0
+    if head == begun.commit:
+        written = advance_checkout(promotion.project.root, begun.base_commit, begun.commit)
+    if not steps.merge_settled:
+        detail = f"{base} holds the merge {begun.commit[:10]}" + (
+            f"; {written} file(s) of its checkout written" if written else ""
+        )
+        promotion.record(
+            PromoteStep(
+                step=PromoteStepName.MERGE,
+                outcome=StepOutcome.FINISHED,
+                into=base,
+                commit=begun.commit,
+                detail=detail,
+            )
+        )
+        promotion.progress(f"  after a crash: the merge of {feature} is finished ({detail})")
+    return begun.commit
+
+
+def _merge(promotion: _Promotion) -> str:
+    """Prove the migrations on a child of the parent, then merge: the merge commit."""
+    project, ledger, paired = promotion.project, promotion.ledger, promotion.paired
+    feature, build, base = promotion.feature, promotion.build, promotion.base
+    git = Git(project.root)
     if not git.is_clean(ignoring=(".consort",)):
         raise UsageError(
             f"{base} has uncommitted changes: promoting would merge into them",
@@ -221,79 +368,87 @@ def promote(
         build.feature_branch,
     )
     Git(checkout).run("reset", "-q", "--hard", build.feature_branch)
-    parent = paired.database_of(base)
     # 1. the migrations must succeed on a fresh child of the parent before they touch it
     feature_head = Git(checkout).out("rev-parse", "HEAD")
-    with paired.dbs.ephemeral(parent) as child:
+    with paired.dbs.ephemeral(paired.database_of(base)) as child:
         migrate(project, checkout, feature_head, child.url, f"a throwaway copy of {base}")
-    # 2. merge, 3. migrate the parent itself
-    before_merge = git.out("rev-parse", "HEAD")
-    git.as_consort(
-        "merge",
-        "-q",
-        "--no-ff",
-        "-m",
-        f"Promote {feature.id}: {feature.title}",
-        build.feature_branch,
-    )
-    commit = git.out("rev-parse", "HEAD")
+    # 2. the merge, made from objects and checked before the parent branch moves to it
+    before = git.out("rev-parse", "HEAD")
+    merged = merge_commit(git, before, feature_head, f"Promote {feature.id}: {feature.title}")
     sealed = merge_violations(
         project.config,
         tree_entries(project.root, feature_head),
-        tree_entries(project.root, before_merge),
-        tree_entries(project.root, commit),
+        tree_entries(project.root, before),
+        tree_entries(project.root, merged.commit),
     )
     if sealed:
-        git.run("reset", "-q", "--hard", before_merge)
         raise ConsortError(
             f"promoting {feature.id} into {base} does not hold: "
             + "; ".join(str(v) for v in sealed[:5]),
             code=ExitCode.INTEGRITY,
         )
-    migrate(project, project.root, commit, paired.url(base), base)
-    # 4. the suite against a fresh child of the promoted parent
-    evidence, report = run_suite(
-        project,
-        paired.dbs,
-        project.root,
-        parent,
-        commit,
-        label=f"promote-{feature.id.split('-')[0]}",
-    )
-    problems = list(evidence.problems)
-    if report is not None:
-        problems += green_problems(report, evidence.exit_code or 0, (), 0)
-    if problems:
-        raise ConsortError(
-            f"{base} after promoting {feature.id} does not pass: " + "; ".join(problems[:5]),
-            fix=f"the merge is commit {commit[:10]}; fix {base}, then `consort drive`",
+    promotion.record(
+        PromoteStep(
+            step=PromoteStepName.MERGE,
+            outcome=StepOutcome.BEGUN,
+            into=base,
+            commit=merged.commit,
+            base_commit=before,
+            feature_commit=feature_head,
         )
-    deleted = _delete_feature_branches(project, paired, feature, build)
-    ledger.record(
-        FeaturePromoted(commit=commit, into=base, run=evidence.as_record(), deleted=deleted),
-        Actor.ORCHESTRATOR,
-        feature.id,
     )
-    progress(
-        f"  promoted {feature.id} into {base} ({commit[:10]}); removed {len(deleted)} branches;"
-        " its evidence is committed when this drive stops"
-    )
+    crash_point("promote.merge")
+    move_branch(git, base, merged.commit, before, f"consort: promote {feature.id}")
+    crash_point("promote.checkout")
+    advance_checkout(project.root, before, merged.commit)
+    return merged.commit
 
 
-def _delete_feature_branches(
-    project: Project, paired: PairedBranches, feature: FeatureState, build: BuildState
-) -> list[str]:
+def _delete_feature_branches(promotion: _Promotion, steps: _PromoteSteps) -> list[str]:
+    """Remove the feature's worktrees, branches and databases: the names of those removed. A
+    deletion a crash interrupted is finished from where it stopped (each piece once)."""
+    project, paired, build = promotion.project, promotion.paired, promotion.build
     git = Git(project.root)
-    names = [s.branch for s in build.stories] + [build.feature_branch]
-    folder = project.layout.worktrees / feature.id
+    resumed = steps.deletion is not None and steps.deletion.branches is not None
+    if steps.deletion is not None and steps.deletion.branches is not None:
+        names = list(steps.deletion.branches)
+    else:
+        candidates = [s.branch for s in build.stories] + [build.feature_branch]
+        names = [
+            name
+            for name in candidates
+            if git.branch_exists(name) or paired.dbs.exists(paired.names(name).database)
+        ]
+        promotion.record(
+            PromoteStep(
+                step=PromoteStepName.DELETE_BRANCHES,
+                outcome=StepOutcome.BEGUN,
+                into=promotion.base,
+                branches=names,
+            )
+        )
+    folder = project.layout.worktrees / promotion.feature.id
     for worktree in sorted(folder.glob("*")) if folder.is_dir() else []:
         git.run("worktree", "remove", "--force", str(worktree), check=False)
     git.run("worktree", "prune")
-    deleted = []
-    for name in names:
+    for number, name in enumerate(names):
         if git.branch_exists(name) or paired.dbs.exists(paired.names(name).database):
             paired.delete(name, force=True)
-            deleted.append(name)
+        if number == 0:
+            crash_point("promote.delete")
     with contextlib.suppress(OSError):
         folder.rmdir()
-    return deleted
+    if resumed and not steps.deletion_settled:
+        promotion.record(
+            PromoteStep(
+                step=PromoteStepName.DELETE_BRANCHES,
+                outcome=StepOutcome.FINISHED,
+                into=promotion.base,
+                branches=names,
+                detail="the deletion a crash interrupted was completed",
+            )
+        )
+        promotion.progress(
+            f"  after a crash: the deletion of {promotion.feature.id}'s branches is finished"
+        )
+    return names

@@ -165,6 +165,15 @@ SAMPLES: dict[EventType, EventPayload] = {
             reasons=["GET /health answered nothing"],
         ),
         ev.FeaturePromoted(commit="f" * 40, into="main", run=RUN, deleted=["feature/F1"]),
+        ev.PromoteStep(
+            step=ev.PromoteStepName.MERGE,
+            outcome=ev.StepOutcome.BEGUN,
+            into="main",
+            commit="f" * 40,
+            base_commit="e" * 40,
+            feature_commit="d" * 40,
+        ),
+        ev.ServerRestarted(run="0007-green-S1-T1", reason="it stopped answering", restart=1),
         ev.StoryAccepted(),
         ev.StoryMerged(commit="f" * 40, into="feature/F1", run=RUN),
         ev.AmendmentApproved(

@@ -172,7 +172,10 @@ class EmbeddedBackend:
         # A running server needs no binaries, and finding them starts programs (pg_config,
         # postgres --version): everyday commands such as `consort status` skip that.
         if not server_state(Path(self.record.home)).running:
-            self.cluster.start()
+            from consort.core.fsutil import file_lock
+
+            with file_lock(self.project.db_dir / "server.lock"):
+                self.cluster.start()
 
     def is_running(self) -> bool:
         from consort.adapters.db.cluster import server_state
@@ -182,6 +185,17 @@ class EmbeddedBackend:
     def admin(self, dbname: str = "postgres") -> psycopg.Connection[Any]:
         from consort.adapters.db.cluster import SUPERUSER
 
+        self.ensure_running()
+        try:
+            return _connect(self.endpoint, SUPERUSER, self.password(SUPERUSER), dbname)
+        except ConsortError as exc:
+            if self.is_running():
+                raise ConsortError(
+                    exc.message,
+                    fix="the server runs but does not answer: `consort db stop`, then "
+                    f"`consort db start` (its log: {Path(self.record.home) / 'server.log'})",
+                ) from exc
+        # It died between the check and the connection: start it again, once.
         self.ensure_running()
         return _connect(self.endpoint, SUPERUSER, self.password(SUPERUSER), dbname)
 

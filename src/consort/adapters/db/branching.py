@@ -33,6 +33,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from consort.adapters.db.names import INTERNAL_PREFIX, ROLE_SUFFIX, internal_name
+from consort.core.crashpoint import crash_point
 from consort.core.errors import ConsortError, UsageError
 
 if TYPE_CHECKING:
@@ -424,6 +425,7 @@ class BranchDatabases:
         """CREATE DATABASE target TEMPLATE parent, after ending every session on the parent."""
         strategy = copy_strategy(conn, parent)
         conn.execute(f"ALTER DATABASE {_q(parent)} ALLOW_CONNECTIONS false")
+        crash_point("branch.copy")
         try:
             deadline = time.monotonic() + TERMINATE_WAIT_S
             while True:

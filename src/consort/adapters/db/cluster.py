@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -29,6 +30,7 @@ SUPERUSER = "consort_admin"
 CONF_INCLUDE = "consort.conf"
 START_TIMEOUT_S = 60
 CLONE_SINCE = 18  # the first PostgreSQL with file_copy_method
+DEAD_SERVER_WAIT_S = 60.0  # how long a killed server's backends may take to notice and exit
 
 
 class CopyMethod(StrEnum):
@@ -221,6 +223,7 @@ class LocalCluster:
         if self.state().running:
             return False
         self.require_compatible()
+        clear_dead_lock(self.home)
         if not port_is_free(self.port):
             raise UsageError(
                 f"port {self.port} on 127.0.0.1 is taken by another program",
@@ -239,7 +242,10 @@ class LocalCluster:
             str(START_TIMEOUT_S),
             "-s",
         ]
-        result = proc.run(self.account.command(argv), check=False, timeout=START_TIMEOUT_S + 10)
+        with proc.unowned():  # the server outlives the command that started it
+            result = proc.run(
+                self.account.command(argv), check=False, timeout=START_TIMEOUT_S + 10
+            )
         if not result.ok or not self.state().running:
             raise UsageError(
                 f"the database server did not start: {self._failure_reason(result)}",
@@ -281,29 +287,77 @@ class LocalCluster:
 
 def server_state(home: Path) -> ServerState:
     """What runs in the cluster at `home`, read from postmaster.pid (pg_ctl itself refuses to
-    run as root). Needs no binaries: telling whether a server runs starts no program."""
-    pid_file = home / DATA_DIR / "postmaster.pid"
-    try:
-        lines = pid_file.read_text(encoding="utf-8").splitlines()
-    except (FileNotFoundError, PermissionError):
+    run as root). Needs no binaries: telling whether a server runs starts no program.
+
+    The pid must name a live process: a killed server stays a zombie until its parent reaps it
+    (on a machine whose init never reaps, forever), and a zombie's pid still answers `kill -0`."""
+    lock = _read_lock(home)
+    if lock is None or not _is_server(lock.pid):
         return ServerState(False, None, None)
+    return ServerState(True, lock.pid, lock.port)
+
+
+@dataclass(frozen=True)
+class ServerLock:
+    """The fields of postmaster.pid that matter here."""
+
+    pid: int
+    port: int | None
+    shmem_id: int | None  # the System V segment every process of that server attaches
+
+
+def _read_lock(home: Path) -> ServerLock | None:
+    try:
+        lines = (home / DATA_DIR / "postmaster.pid").read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, PermissionError):
+        return None
     try:
         pid = int(lines[0])
         port = int(lines[3]) if len(lines) > 3 else None
     except (ValueError, IndexError):
-        return ServerState(False, None, None)
-    if not _process_alive(pid):
-        return ServerState(False, None, None)
-    return ServerState(True, pid, port)
+        return None
+    shmem: int | None = None
+    with contextlib.suppress(ValueError, IndexError):
+        shmem = int(lines[6].split()[1])
+    return ServerLock(pid, port, shmem)
 
 
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
+def _is_server(pid: int) -> bool:
+    return proc.is_alive(pid)
+
+
+def _attached(shmem_id: int) -> int:
+    """How many processes still attach the server's shared memory segment (0: none, or the
+    segment is gone)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/sysvipc/shm").read_text(encoding="utf-8").splitlines()[1:]:
+            fields = line.split()
+            if len(fields) > 6 and fields[1] == str(shmem_id):
+                return int(fields[6])
+    return 0
+
+
+def clear_dead_lock(home: Path, *, wait_s: float = DEAD_SERVER_WAIT_S) -> bool:
+    """Remove the postmaster.pid of a server that was killed, when PostgreSQL itself would take
+    it for a live one (its pid is a zombie) and so refuse to
+    start. Only once no process of the dead server still attaches its shared memory (its
+    backends notice the postmaster's death and exit): two servers on one data folder would
+    corrupt it. True when a lock was removed."""
+    lock = _read_lock(home)
+    if lock is None or not proc.exists(lock.pid) or _is_server(lock.pid):
+        return False  # no lock, a lock PostgreSQL sees as stale itself, or a live server
+    deadline = time.monotonic() + wait_s
+    while lock.shmem_id is not None and _attached(lock.shmem_id) > 0:
+        if time.monotonic() > deadline:
+            raise UsageError(
+                f"the database server (pid {lock.pid}) of {home} was killed, but "
+                f"{_attached(lock.shmem_id)} of its processes still run",
+                fix="wait for them to end (or stop them: `ps -ef | grep postgres`), then "
+                "`consort db start`",
+            )
+        time.sleep(0.05)
+    with contextlib.suppress(FileNotFoundError):
+        (home / DATA_DIR / "postmaster.pid").unlink()
     return True
 
 

@@ -46,6 +46,7 @@ from consort.adapters.tdd.seal import candidate_violations, import_roots
 from consort.adapters.tdd.testconfig import module_of_command, top_modules
 from consort.adapters.vcs import TreeEntry, tree_entries
 from consort.core.config import RunnerKind
+from consort.core.crashpoint import crash_point
 from consort.core.errors import ConsortError, UsageError
 from consort.core.fsutil import atomic_write_bytes, atomic_write_text, file_lock
 from consort.core.ledger.events import RunRecord
@@ -274,6 +275,7 @@ class SealedRun:
                 self.canaries.write_test_file(tree, self.canary_file, invocation.canary_kind)
             elif invocation.canaries:
                 self.canaries.write_plugin(invocation.plugins)
+            crash_point("run.tests")
             test_started = time.monotonic()
             # Consort's plugin folder and its pytest.ini are read, never written, by the run.
             boxed = self.box.wrap(

@@ -486,6 +486,45 @@ class FeaturePromoted(EventPayload):
     deleted: list[str] = []  # the feature's branches removed after the merge
 
 
+class PromoteStepName(StrEnum):
+    MERGE = "merge"  # the parent branch moved to the merge commit
+    DELETE_BRANCHES = "delete-branches"  # the feature's branches and databases removed
+
+
+class StepOutcome(StrEnum):
+    BEGUN = "begun"  # recorded before the step moves anything
+    FINISHED = "finished"  # a resumed drive found the step done, or completed it
+    UNDONE = "undone"  # a resumed drive found it never took effect, and starts it again
+
+
+class PromoteStep(EventPayload):
+    """A step of promote that moves something: recorded as begun before it does, and, when a
+    crash interrupted it, what the next drive made of it (finished or undone)."""
+
+    event_type = EventType.PROMOTE_STEP
+    step: PromoteStepName = PromoteStepName.MERGE
+    outcome: StepOutcome = StepOutcome.BEGUN
+    into: str = ""
+    commit: Annotated[str | None, WHEN_GIVEN] = None  # the merge commit
+    base_commit: Annotated[str | None, WHEN_GIVEN] = None  # the parent's head before it
+    feature_commit: Annotated[str | None, WHEN_GIVEN] = None  # the feature head merged
+    branches: Annotated[list[str] | None, WHEN_GIVEN] = None  # the branches to delete
+    detail: Annotated[str | None, WHEN_GIVEN] = None
+
+
+class ServerRestarted(EventPayload):
+    """The database server was lost during a run (it stopped answering, restarted, or the
+    run's database vanished): Consort's failure, not the agent's. The server was started again
+    and the run repeated; no attempt was used up."""
+
+    event_type = EventType.SERVER_RESTARTED
+    run: str = ""  # the run folder of the lost run
+    reason: str = ""
+    restart: int = 0  # how many restarts this step has had, this one included
+    step: Annotated[str | None, WHEN_GIVEN] = None
+    attempt: Annotated[int | None, WHEN_GIVEN] = None
+
+
 class StoryAccepted(EventPayload):
     event_type = EventType.STORY_ACCEPTED
 

@@ -49,6 +49,8 @@ class EventType(StrEnum):
     DEPLOY_VERIFIED = "deploy.verified"
     DEPLOY_FAILED = "deploy.failed"
     FEATURE_PROMOTED = "feature.promoted"
+    PROMOTE_STEP = "promote.step"
+    SERVER_RESTARTED = "server.restarted"
     STORY_ACCEPTED = "story.accepted"
     STORY_MERGED = "story.merged"
     AMENDMENT_APPROVED = "amendment.approved"

@@ -11,6 +11,7 @@ from consort.adapters.tdd.runner import migrate, run_suite, schema_check
 from consort.adapters.tdd.seal import merge_violations
 from consort.adapters.vcs import Git, tree_entries
 from consort.core.artifacts.registry import ArtifactKind
+from consort.core.crashpoint import crash_point
 from consort.core.derive import artifact_path
 from consort.core.errors import ConsortError, ExitCode
 from consort.core.ledger.events import BranchCreated, StoryMerged
@@ -37,6 +38,7 @@ def ensure_worktree(project: Project, path: Path, branch: str) -> Path:
         return path
     git.run("worktree", "prune")
     path.parent.mkdir(parents=True, exist_ok=True)
+    crash_point("worktree.add")
     git.run("worktree", "add", "-q", str(path), branch)
     return path
 
