@@ -297,3 +297,63 @@ def test_a_race_killed_half_way_is_resumed_by_the_same_command(tmp_path: Path):
         assert not any(n.startswith("experiment/") for n in databases(root))
     finally:
         destroy_project_cluster(root)
+
+
+@pytest.mark.timeout(900)
+def test_a_story_the_design_marks_is_raced_by_drive_which_then_waits_for_a_person(
+    tmp_path: Path,
+):
+    """The test list marks S1's first cycle for two approaches: `consort drive` builds up to its
+    GREEN, races them, and stops (exit 0) at a step only a person takes; after the selection it
+    goes on, and the cycle the mark leaves out is built by the plain driver."""
+    import re
+    import shutil
+
+    root = tmp_path / "stockflow"
+    playbook = tmp_path / "playbook"
+    shutil.copytree(PLAYBOOK, playbook)
+    test_list = playbook / "F1-stock-visibility" / "test-list" / "outputs" / "test-list"
+    design = json.loads(test_list.read_text())
+    design["experiments"] = [{"story": "S1", "approaches": 2, "items": ["T1"]}]
+    test_list.write_text(json.dumps(design, indent=2))
+    ok(consort("demo", str(root), "--setup-only", cwd=root.parent))
+    config = root / "consort.toml"
+    text = re.sub(r'(?m)^dir = ".*"$', f"dir = {json.dumps(str(playbook))}", config.read_text())
+    assert json.dumps(str(playbook)) in text
+    config.write_text(
+        text
+        + "\n[experiment]\nconcurrency = 2\nmax_cycles = 2\n"
+        + approach("honest", "honest")
+        + approach("never", "never")
+    )
+    git(root, "add", "consort.toml")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "experiments")
+    try:
+        driven = consort("drive", cwd=root, timeout=900)
+        assert driven.returncode == 0, driven.stdout + driven.stderr
+        assert "consort experiment select F1/S1" in driven.stdout + driven.stderr
+        events = ledger(root)
+        started = [e for e in events if e["type"] == "experiment.started"]
+        assert len(started) == 1 and started[0]["subject"] == SUBJECT
+        assert started[0]["actor"] == "orchestrator"  # the approved design asked for it
+        assert [a["name"] for a in started[0]["data"]["approaches"]] == ["honest", "never"]
+        assert not any(e["type"] == "green.verified" for e in events)
+        waiting = consort("next", "--json", cwd=root)
+        assert waiting.returncode == 0, waiting.stdout + waiting.stderr
+        assert json.loads(waiting.stdout)["kind"] == "await-experiment"
+        # A second drive does not race again: it stops where it stopped.
+        again = consort("drive", cwd=root, timeout=300)
+        assert again.returncode == 0
+        assert len([e for e in ledger(root) if e["type"] == "experiment.started"]) == 1
+        (shown,) = json.loads(ok(consort("status", "--json", cwd=root)))["experiments"]
+        assert shown["condition"] == "waiting"
+        assert shown["commands"][0] == "consort experiment select F1/S1 honest"
+        ok(consort("experiment", "select", "F1/S1", "honest", cwd=root))
+        going = consort("drive", "--max-steps", "2", cwd=root, timeout=900)
+        assert going.returncode == 0, going.stdout + going.stderr
+        after = json.loads(ok(consort("next", "--json", cwd=root)))
+        assert (after["kind"], after["role"], after["step"]) == ("run-turn", "driver", "green")
+        assert after["reason"].startswith("T2:")
+        assert consort("verify", cwd=root).returncode == 0
+    finally:
+        destroy_project_cluster(root)

@@ -184,6 +184,34 @@ def test_a_spike_for_a_feature_gives_its_notes_to_the_features_design_turns(
     assert kept.read_text() == "Counts need a location, always.\n"
 
 
+def test_drive_ends_a_spike_whose_time_ran_out_and_its_notes_reach_the_next_turn(
+    fresh_project: Path,
+) -> None:
+    """No one ran `spike gc`: the time box holds anyway, and the notes are not held back."""
+    root = fresh_project
+    (root / "consort.toml").write_text(
+        f'[agents]\ndefault = "replay"\ndir = {json.dumps(str(RECORDING))}\n'
+    )
+    request = root.parent / "request.md"
+    request.write_text(REQUEST)
+    ok(consort("intake", "feature", "--file", str(request), "--title", "Stock", cwd=root))
+    spike = _start(root, "brief", "--for", "F1", "--ttl", "1s")
+    (root / spike["worktree"] / "notes.md").write_text("Locations first.\n")
+    time.sleep(1.5)  # past a one-second time box, whatever the machine's speed
+
+    driven = consort("drive", "--max-steps", "1", cwd=root)
+    assert driven.returncode == 0, driven.stdout + driven.stderr
+    assert "spike brief ran out of time" in driven.stdout + driven.stderr
+    (end,) = _of_spike(root, EventType.SPIKE_ENDED, "brief")
+    assert end.data["reason"] == "expired" and end.actor.value == "orchestrator"
+    assert not (root / spike["worktree"]).exists()
+    (task_file,) = sorted((root / ".consort" / "turns").glob("*/task.json"))
+    task = json.loads(task_file.read_text())
+    kept = root / ".consort" / "spikes" / "brief" / "notes.md"
+    assert Path(task["inputs"]["spike-brief"]) == kept
+    assert kept.read_text() == "Locations first.\n"
+
+
 def test_a_spike_for_an_unknown_feature_is_refused_and_leaves_nothing(project: Path) -> None:
     before = _databases(project)
     result = consort("spike", "lost", "--for", "F99", cwd=project)

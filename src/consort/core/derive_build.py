@@ -15,6 +15,7 @@ from consort.core.artifacts.test_list import TestList
 from consort.core.ledger import Event, EventType
 from consort.core.ledger.events import (
     AmendmentApproved,
+    ApproachEnded,
     BranchCreated,
     DeployVerified,
     EscalationRaised,
@@ -62,6 +63,8 @@ class _Item:
     passing: tuple[str, ...] = ()
     review_reasons: tuple[str, ...] = ()
     experiment: int | None = None
+    unended: set[str] = field(default_factory=set)  # the open experiment's approaches not ended
+    raced: bool = False
 
     def advance(self, stage: ItemStage) -> None:
         self.stage = stage
@@ -212,8 +215,13 @@ def _fold_item(item: _Item, payload: EventPayload) -> None:
         # An open experiment holds the cycle's GREEN until a person selects or discards it.
         case ExperimentStarted():
             item.experiment = payload.number
+            item.unended = {a.name for a in payload.approaches}
+            item.raced = True
+        case ApproachEnded() if payload.number == item.experiment:
+            item.unended.discard(payload.approach)
         case ExperimentSelected() | ExperimentDiscarded():
             item.experiment = None
+            item.unended = set()
         case EscalationResolved():
             item.failures = 0
             if payload.note:
@@ -242,8 +250,11 @@ def _story_state(
                 passing=tally.passing,
                 review_reasons=tally.review_reasons,
                 experiment=tally.experiment,
+                experiment_running=tally.experiment is not None and bool(tally.unended),
+                raced=tally.raced,
             )
         )
+    marked = test_list.raced(story_id)
     return StoryState(
         id=story_id,
         key=key,
@@ -257,4 +268,6 @@ def _story_state(
         gate=story.gate,
         gate_actor=story.gate_actor,
         merged=story.merged,
+        approaches=marked[0] if marked else None,
+        raced_items=marked[1] if marked else (),
     )

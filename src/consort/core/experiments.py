@@ -31,8 +31,6 @@ from consort.core.ledger.events import (
 
 BRANCH_PREFIX = "experiment/"
 ARCHIVE_PREFIX = "archive/"
-MIN_APPROACHES = 2
-MAX_APPROACHES = 8
 
 
 def approach_branch(subject: str, number: int, name: str) -> str:

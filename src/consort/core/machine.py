@@ -262,19 +262,45 @@ _STAGE_TURNS: dict[ItemStage, tuple[Role, Step]] = {
 }
 
 
+def _race(feature: FeatureState, story: StoryState, item: ItemState, reason: str) -> Action:
+    return Action(
+        ActionKind.RUN_EXPERIMENT,
+        Lane.BUILD,
+        reason,
+        feature=feature.id,
+        story=story.key,
+        item=item.id,
+        attempt=story.approaches or 0,  # how many approaches
+    )
+
+
 def _item_action(state: State, feature: FeatureState, story: StoryState, item: ItemState) -> Action:
+    subject = f"{_short(feature.id)}/{story.id}"
+    marked = story.approaches is not None and item.id in story.raced_items
+    if item.experiment is not None and item.experiment_running and marked:
+        return _race(feature, story, item, f"resume the experiment on {item.id}'s GREEN")
     if item.experiment is not None:
-        subject = f"{_short(feature.id)}/{story.id}"
+        if item.experiment_running:
+            reason = f"an experiment on {item.id}'s GREEN was stopped before every approach ended"
+            command = f"consort experiment {subject} (resumes it)"
+        else:
+            reason = f"an experiment raced approaches to {item.id}'s GREEN; a person selects one"
+            command = (
+                f"consort experiment compare {subject}, then "
+                f"consort experiment select {subject} NAME"
+            )
         return Action(
             ActionKind.AWAIT_EXPERIMENT,
             Lane.BUILD,
-            f"an experiment races approaches to {item.id}'s GREEN; a person selects one",
+            reason,
             feature=feature.id,
             story=story.key,
             item=item.id,
-            command=f"consort experiment compare {subject}, then "
-            f"consort experiment select {subject} NAME",
+            command=command,
         )
+    if marked and item.stage is ItemStage.GREEN and item.failures == 0 and not item.raced:
+        reason = f"the design marks {story.id} for {story.approaches} approaches: race them"
+        return _race(feature, story, item, f"{item.id}: {reason}")
     role, step = _STAGE_TURNS[item.stage]
     limit = state.max_retries
     if item.stage is ItemStage.GREEN:

@@ -112,6 +112,8 @@ class ItemState:
     passing: tuple[str, ...] = ()  # the tests passing after the last verified run
     review_reasons: tuple[str, ...] = ()
     experiment: int | None = None  # the number of the cycle's open experiment, if one is open
+    experiment_running: bool = False  # ... and some approach of it has not ended
+    raced: bool = False  # an experiment was started for this cycle (open or closed)
 
     @property
     def head(self) -> str | None:
@@ -133,6 +135,9 @@ class StoryState:
     gate: GateStatus
     gate_actor: str | None
     merged: bool
+    # The design's mark (the test list's `experiments`): how many approaches race which cycles.
+    approaches: int | None = None
+    raced_items: tuple[str, ...] = ()
 
     @property
     def head(self) -> str | None:

@@ -66,6 +66,7 @@ class ActionKind(StrEnum):
     RECORD_HAND_EDIT = "record-hand-edit"
     ESCALATE = "escalate"
     PROXY_GATE = "proxy-gate"
+    RUN_EXPERIMENT = "run-experiment"  # race the approaches the design marks for a cycle's GREEN
     # places where it stops
     INTAKE_NEEDED = "intake-needed"
     FIX_ARTIFACT = "fix-artifact"

@@ -31,12 +31,11 @@ from consort.adapters.agents.config import AgentSettings, parse_agents, sandbox_
 from consort.adapters.db.branching import Ephemeral
 from consort.adapters.paired import PairedBranches
 from consort.adapters.vcs import Git
+from consort.core.artifacts.test_list import MAX_APPROACHES, MIN_APPROACHES
 from consort.core.config import ApproachSection
 from consort.core.derive import derive
 from consort.core.errors import ConsortError, ExitCode, UsageError
 from consort.core.experiments import (
-    MAX_APPROACHES,
-    MIN_APPROACHES,
     Approach,
     Experiment,
     approach_branch,
@@ -133,11 +132,16 @@ def _require_green_next(cycle: Cycle) -> None:
     """The feature's next step must be this cycle's first GREEN attempt, nothing else."""
     action = next_action(cycle.state, cycle.feature.id)
     expected = (
-        action.kind is ActionKind.RUN_TURN
-        and action.story == cycle.story.key
+        action.story == cycle.story.key
         and action.item == cycle.item.id
-        and action.step is Step.GREEN
-        and action.attempt == 1
+        and (
+            (
+                action.kind is ActionKind.RUN_TURN
+                and action.step is Step.GREEN
+                and action.attempt == 1
+            )
+            or action.kind is ActionKind.RUN_EXPERIMENT  # the design marks it: race it now
+        )
     )
     if not expected:
         raise UsageError(
@@ -217,8 +221,16 @@ def concurrency(project: Project, plans: list[ApproachPlan]) -> tuple[int, str]:
 
 
 def start(
-    project: Project, ledger: Ledger, subject: str, count: int, progress: Progress
+    project: Project,
+    ledger: Ledger,
+    subject: str,
+    count: int,
+    progress: Progress,
+    *,
+    actor: Actor = Actor.HUMAN,
 ) -> Experiment:
+    """`actor`: a person (`consort experiment`), or Consort where the approved design marks the
+    story (`consort drive`)."""
     cycle = current_cycle(project, ledger, subject)
     _require_green_next(cycle)
     if cycle.item.red_commit is None or cycle.story.head != cycle.item.red_commit:
@@ -242,7 +254,7 @@ def start(
         concurrency_note=note,
         approaches=made,
     )
-    ledger.record(started, Actor.HUMAN, cycle.subject)
+    ledger.record(started, actor, cycle.subject)
     progress(
         f"experiment {number} on {cycle.subject}: {len(made)} approaches from RED "
         f"{cycle.item.red_commit[:10]}, {running} at a time" + (f" ({note})" if note else "")
@@ -283,6 +295,25 @@ def _make_branch(
         _remove(project, paired, record, archive=False)
         raise
     return record
+
+
+def run_marked(project: Project, ledger: Ledger, action: Action, progress: Progress) -> None:
+    """`consort drive` at a cycle the approved design marks for N approaches: start the
+    experiment (or resume the one a stopped run left) and race it; the next step waits for a
+    person to select."""
+    subject = f"{action.feature}/{action.story}"
+    cycle = current_cycle(project, ledger, subject)
+    if cycle.item.id != action.item:
+        raise ConsortError(f"{action.describe()} is not the story's current cycle")
+    found = [e for e in experiments_of(ledger.read(), cycle.subject) if e.open]
+    if found:
+        experiment = found[-1]
+        progress(f"experiment {experiment.number} on {experiment.subject}: resuming")
+    else:
+        experiment = start(
+            project, ledger, subject, action.attempt, progress, actor=Actor.ORCHESTRATOR
+        )
+    race(project, ledger, experiment, progress)
 
 
 # ---- the race ------------------------------------------------------------------------------

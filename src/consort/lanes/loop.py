@@ -36,7 +36,12 @@ from consort.lanes.stops import interruption, stop_signals_interrupt
 
 Progress = Callable[[str], None]
 BUILD_ACTIONS = frozenset(
-    {ActionKind.CREATE_FEATURE_BRANCH, ActionKind.CREATE_STORY_BRANCH, ActionKind.MERGE_STORY}
+    {
+        ActionKind.CREATE_FEATURE_BRANCH,
+        ActionKind.CREATE_STORY_BRANCH,
+        ActionKind.MERGE_STORY,
+        ActionKind.RUN_EXPERIMENT,
+    }
 )
 RELEASE_ACTIONS = frozenset({ActionKind.DEPLOY, ActionKind.PROMOTE})
 
@@ -71,6 +76,8 @@ def drive(
         state = derive(ledger.read(), project.config, project.state_dir)
         for line in collect_leftovers(project, writer=True, start_server=_uses_database(state)):
             progress(f"after a crash: {line}")
+        for line in _end_expired_spikes(project, ledger):
+            progress(line)
         key = resolve_feature(project, feature, [f.id for f in state.features]) if feature else None
         subject = key or "project"
         ledger.record(
@@ -112,6 +119,23 @@ def drive(
         ledger.record(stopped, Actor.ORCHESTRATOR, subject)
         _commit_evidence(project, ledger, progress, failing=False)
         return result
+
+
+def _end_expired_spikes(project: Project, ledger: Ledger) -> list[str]:
+    """A spike's time box holds whether or not anyone runs `consort spike gc`: the drive ends
+    the spikes whose time has run out before its first step, so that their kept notes reach
+    the feature's next design and build turns."""
+    from consort.core.ledger import EventType
+
+    if not any(e.type is EventType.SPIKE_STARTED for e in ledger.read()):
+        return []  # and the spike lane stays unloaded
+    from consort.lanes.spikes import collect_expired
+
+    return [
+        f"spike {end.name} ran out of time: ended"
+        + (f", its notes kept at {end.notes}" if end.notes else " (it left no notes)")
+        for end in collect_expired(project, ledger)
+    ]
 
 
 def _commit_evidence(

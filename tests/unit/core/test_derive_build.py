@@ -603,3 +603,80 @@ def test_a_whole_feature_event_by_event_in_proxy_mode() -> None:
     final = derive_build(KEY, events(log), SPEC, TESTS)
     assert final.promoted and all(s.merged for s in final.stories)
     assert all(i.stage is ItemStage.DONE for s in final.stories for i in s.items)
+
+
+# ---- experiments ------------------------------------------------------------------------------
+
+
+def _marked_tests(mark: dict[str, object]) -> TestList:
+    return TestList.model_validate({**TESTS.model_dump(mode="json"), "experiments": [mark]})
+
+
+def test_a_story_the_test_list_marks_is_raced_at_its_marked_cycles() -> None:
+    every = derive_build(KEY, [], SPEC, _marked_tests({"story": "S2", "approaches": 3}))
+    assert (story_of(every, S2).approaches, story_of(every, S2).raced_items) == (3, ("T5", "T6"))
+    assert story_of(every, S1).approaches is None and story_of(every, S1).raced_items == ()
+    some = derive_build(
+        KEY, [], SPEC, _marked_tests({"story": "S1", "approaches": 2, "items": ["T2"]})
+    )
+    assert story_of(some, S1).raced_items == ("T2",)
+
+
+def _ended(name: str, number: int = 1) -> Recorded:
+    ended = ev.ApproachEnded(
+        number=number,
+        approach=name,
+        outcome=ev.ApproachOutcome.ERROR,
+        cycles=0,
+        seconds=0.0,
+        commit=None,
+        message="",
+        smells=[],
+        lines_added=0,
+        lines_removed=0,
+    )
+    return at(ended)
+
+
+def test_an_experiment_runs_until_every_approach_ended_and_is_raced_for_good() -> None:
+    approaches = [ev.ApproachRecord(name=n) for n in ("a", "b")]
+    started = at(
+        ev.ExperimentStarted(
+            number=1, red_commit="r1", concurrency=2, concurrency_note="", approaches=approaches
+        )
+    )
+    a_ended, b_ended = _ended("a"), _ended("b")
+    running = item_of(derived(at(red_ok()), started, a_ended), S1, "T1")
+    assert (running.experiment, running.experiment_running, running.raced) == (1, True, True)
+    waiting = item_of(derived(at(red_ok()), started, a_ended, b_ended), S1, "T1")
+    assert (waiting.experiment, waiting.experiment_running) == (1, False)
+    discarded = at(ev.ExperimentDiscarded(number=1, archived=[], dropped=[], note=""))
+    after = item_of(derived(at(red_ok()), started, a_ended, b_ended, discarded), S1, "T1")
+    assert (after.experiment, after.experiment_running, after.raced) == (None, False, True)
+    # An approach of another experiment number ends nothing of this one.
+    other = _ended("b", number=2)
+    assert item_of(derived(at(red_ok()), started, a_ended, other), S1, "T1").experiment_running
+
+
+@pytest.mark.parametrize(
+    ("mark", "problem"),
+    [
+        ({"story": "S1", "approaches": 1}, "greater than or equal to 2"),
+        ({"story": "S1", "approaches": 9}, "less than or equal to 8"),
+        ({"story": "S1", "approaches": 2, "items": ["T5"]}, "T5 is not an item of story S1"),
+        ({"story": "S9", "approaches": 2}, "story S9 has no test-list item"),
+    ],
+)
+def test_a_mark_the_test_list_cannot_keep_is_refused(mark: dict[str, object], problem: str) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=problem):
+        _marked_tests(mark)
+
+
+def test_a_story_marked_twice_is_refused() -> None:
+    from pydantic import ValidationError
+
+    mark = {"story": "S1", "approaches": 2}
+    with pytest.raises(ValidationError, match="marked for an experiment more than once"):
+        TestList.model_validate({**TESTS.model_dump(mode="json"), "experiments": [mark, mark]})

@@ -192,6 +192,35 @@ STORY_GATE_WAIT = Action(
     command="consort approve story F1/S1",
 )
 
+
+def marked(subject: StoryState, approaches: int, *items: str) -> StoryState:
+    """The story as a test list that marks `items` for `approaches` approaches makes it."""
+    return replace(subject, approaches=approaches, raced_items=items)
+
+
+def racing(subject: ItemState, *, running: bool) -> ItemState:
+    return replace(subject, experiment=1, experiment_running=running, raced=True)
+
+
+RACE_T1 = Action(
+    ActionKind.RUN_EXPERIMENT,
+    Lane.BUILD,
+    "T1: the design marks S1 for 3 approaches: race them",
+    feature=KEY,
+    story=S1,
+    item="T1",
+    attempt=3,
+)
+AWAIT_T1 = Action(
+    ActionKind.AWAIT_EXPERIMENT,
+    Lane.BUILD,
+    "an experiment raced approaches to T1's GREEN; a person selects one",
+    feature=KEY,
+    story=S1,
+    item="T1",
+    command="consort experiment compare F1/S1, then consort experiment select F1/S1 NAME",
+)
+
 ROWS: Sequence[tuple[str, State, Action]] = [
     (
         "unreadable-design",
@@ -245,6 +274,43 @@ ROWS: Sequence[tuple[str, State, Action]] = [
         "green",
         state(build(story(S1, item("T1", ItemStage.GREEN)))),
         turn(DRV_GREEN, "T1: make the new test pass with the least code"),
+    ),
+    # A story the design marks for several approaches: its marked cycles' GREEN is raced.
+    (
+        "green-of-a-marked-cycle-is-raced",
+        state(build(marked(story(S1, item("T1", ItemStage.GREEN)), 3, "T1"))),
+        RACE_T1,
+    ),
+    (
+        "a-cycle-the-mark-leaves-out-is-built-as-usual",
+        state(build(marked(story(S1, item("T2", ItemStage.GREEN)), 3, "T1"))),
+        turn(DRV_GREEN, "T2: make the new test pass with the least code", ident="T2"),
+    ),
+    (
+        "a-marked-cycle-already-raced-and-discarded-is-built-as-usual",
+        state(build(marked(story(S1, replace(item("T1", ItemStage.GREEN), raced=True)), 3, "T1"))),
+        turn(DRV_GREEN, "T1: make the new test pass with the least code"),
+    ),
+    (
+        "a-marked-experiment-stopped-half-way-is-resumed",
+        state(build(marked(story(S1, racing(item("T1", ItemStage.GREEN), running=True)), 3, "T1"))),
+        replace(RACE_T1, reason="resume the experiment on T1's GREEN"),
+    ),
+    (
+        "every-approach-ended-waits-for-a-person",
+        state(
+            build(marked(story(S1, racing(item("T1", ItemStage.GREEN), running=False)), 3, "T1"))
+        ),
+        AWAIT_T1,
+    ),
+    (
+        "an-unmarked-experiment-stopped-half-way-names-the-command-that-resumes-it",
+        state(build(story(S1, racing(item("T1", ItemStage.GREEN), running=True)))),
+        replace(
+            AWAIT_T1,
+            reason="an experiment on T1's GREEN was stopped before every approach ended",
+            command="consort experiment F1/S1 (resumes it)",
+        ),
     ),
     (
         "review",
@@ -426,6 +492,7 @@ ORCHESTRATOR_ACTIONS = {
     ActionKind.PROMOTE,
     ActionKind.PROXY_GATE,
     ActionKind.ESCALATE,
+    ActionKind.RUN_EXPERIMENT,
 }
 
 

@@ -28,5 +28,9 @@ def perform_build(
         merge_story(ctx, ctx.story(action.story))
     elif action.kind is ActionKind.RUN_TURN:
         perform_cycle_step(ctx, action, ctx.story(action.story))
+    elif action.kind is ActionKind.RUN_EXPERIMENT:
+        from consort.lanes.experiments import run_marked  # it builds on this package
+
+        run_marked(project, ledger, action, progress)
     else:
         raise ConsortError(f"not a build action: {action.describe()}")
