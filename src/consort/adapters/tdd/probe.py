@@ -17,7 +17,7 @@ from consort.adapters.db.branching import BranchDatabases, Ephemeral
 from consort.adapters.tdd.export import exported
 from consort.adapters.tdd.runbox import run_sandbox
 from consort.adapters.tdd.runenv import command_env, workdir
-from consort.adapters.tdd.runner import MIGRATE_TIMEOUT_S, _contained
+from consort.adapters.tdd.runner import run_boxed, run_migrations
 from consort.adapters.tdd.testconfig import runner_arguments
 from consort.core.config import RunnerKind
 from consort.core.project import Project
@@ -62,14 +62,7 @@ def probe_suite(
         tree = export.root
         migrated: StepResult | None = None
         if config.migrate.command:
-            env = command_env(config.migrate, child.url)
-            folder = workdir(tree, config.migrate)
-            result = _contained(
-                box.wrap(config.migrate.command, workdir=folder, env=env, writable=[tree]),
-                folder,
-                env,
-                MIGRATE_TIMEOUT_S,
-            )
+            result = run_migrations(box, config.migrate, tree, child.url)
             if result.returncode == 0:
                 head = migration_head(dbs, child)
                 migrated = StepResult(True, f"migrated a throwaway child; {head}")
@@ -96,7 +89,7 @@ def _collect(project: Project, tree: Path, child: Ephemeral, private: Path) -> S
     folder = workdir(tree, section)
     env = command_env(section, child.url)
     argv = [*section.command, *runner_arguments(folder, private / "pytest.ini"), *COLLECT_OPTIONS]
-    result = _contained(
+    result = run_boxed(
         run_sandbox(project).wrap(
             argv, workdir=folder, env=env, writable=[tree], read_only=[private]
         ),

@@ -40,12 +40,12 @@ from consort.adapters.tdd.migration_rules import (
     row_violations,
     sequence_violations,
 )
-from consort.adapters.tdd.runbox import run_sandbox
+from consort.adapters.tdd.runbox import RunSandbox, run_sandbox
 from consort.adapters.tdd.runenv import base_env, command_env, workdir
 from consort.adapters.tdd.seal import candidate_violations, import_roots
 from consort.adapters.tdd.testconfig import module_of_command, top_modules
 from consort.adapters.vcs import TreeEntry, tree_entries
-from consort.core.config import RunnerKind
+from consort.core.config import MigrateSection, RunnerKind
 from consort.core.crashpoint import crash_point
 from consort.core.errors import ConsortError, UsageError
 from consort.core.fsutil import atomic_write_bytes, atomic_write_text, file_lock
@@ -241,20 +241,9 @@ class SealedRun:
             self.database = child.database
             untouched = self._database_state(child) if config.migrate.command else _NO_STATE
             if config.migrate.command:
-                env = command_env(config.migrate, child.url)
-                folder = workdir(tree, config.migrate)
                 migrate_started = time.monotonic()
-                result = _contained(
-                    self.box.wrap(
-                        config.migrate.command,
-                        workdir=folder,
-                        env=env,
-                        writable=[tree],
-                        read_only=self._frozen_in(tree),
-                    ),
-                    folder,
-                    env,
-                    MIGRATE_TIMEOUT_S,
+                result = run_migrations(
+                    self.box, config.migrate, tree, child.url, read_only=self._frozen_in(tree)
                 )
                 self.migrate_seconds = time.monotonic() - migrate_started
                 self._log("migrate", result)
@@ -285,7 +274,7 @@ class SealedRun:
                 writable=[tree, *invocation.writable],
                 read_only=[*([Path(private)] if invocation.pipe else []), *self._frozen_in(tree)],
             )
-            result = _contained(
+            result = run_boxed(
                 boxed, folder, invocation.env, config.test.timeout, side_channel=invocation.pipe
             )
             self.test_seconds = time.monotonic() - test_started
@@ -556,7 +545,7 @@ def _process_violations(result: proc.Contained) -> list[SealViolation]:
     return found
 
 
-def _contained(
+def run_boxed(
     argv: Sequence[str],
     cwd: Path,
     env: dict[str, str],
@@ -564,6 +553,9 @@ def _contained(
     *,
     side_channel: bool = False,
 ) -> proc.Contained:
+    """Run one of the project's commands, already wrapped by its `RunSandbox`, the way every run
+    does: contained (every process it starts ends with it), output held open by a leftover
+    process waited for `OUTPUT_GRACE_S` at most. A program that does not exist is exit 127."""
     try:
         return proc.run_contained(
             argv,
@@ -577,6 +569,22 @@ def _contained(
         return proc.Contained(tuple(argv), 127, exc.message, b"", False, 0, 0, False)
 
 
+def run_migrations(
+    box: RunSandbox,
+    section: MigrateSection,
+    tree: Path,
+    url: str,
+    *,
+    read_only: Sequence[Path] = (),
+) -> proc.Contained:
+    """Run the migrate command `section` in the export `tree` against `url`, in the run's
+    sandbox, with its own folder and environment."""
+    env = command_env(section, url)
+    folder = workdir(tree, section)
+    boxed = box.wrap(section.command, workdir=folder, env=env, writable=[tree], read_only=read_only)
+    return run_boxed(boxed, folder, env, MIGRATE_TIMEOUT_S)
+
+
 def migrate(project: Project, repo: Path, commit: str, url: str, where: str) -> None:
     """Run the project's migrate command, in an export of `commit`, against `url` (a branch's
     own login)."""
@@ -588,10 +596,7 @@ def migrate(project: Project, repo: Path, commit: str, url: str, where: str) -> 
     ) as export:
         if export.violations:
             raise ConsortError(f"{commit[:10]} cannot be migrated: {export.violations[0]}")
-        env = command_env(project.config.migrate, url)
-        folder = workdir(export.root, project.config.migrate)
-        boxed = run_sandbox(project).wrap(command, workdir=folder, env=env, writable=[export.root])
-        result = _contained(boxed, folder, env, MIGRATE_TIMEOUT_S)
+        result = run_migrations(run_sandbox(project), project.config.migrate, export.root, url)
     if result.returncode != 0:
         missing = missing_in_output(result.output)
         if missing:
