@@ -193,7 +193,8 @@ def test_destroy_removes_the_cluster_and_init_makes_a_new_one(fresh_project):
     home = Path(_status(fresh_project)["data_dir"]).parent
     refused = consort("db", "destroy", cwd=fresh_project)
     assert refused.returncode == 2 and home.exists()
-    ok(consort("db", "destroy", "--yes", cwd=fresh_project))
+    deleted = json.loads(ok(consort("db", "destroy", "--yes", "--json", cwd=fresh_project)))
+    assert deleted == {"backend": "embedded", "cluster": str(home), "dropped": []}
     assert not home.exists()
     gone = consort("db", "status", cwd=fresh_project)
     assert gone.returncode == 2 and "consort init" in gone.stderr

@@ -127,6 +127,8 @@ def test_db_destroy_drops_this_projects_objects_on_a_shared_server(project, tmp_
 
     again = ok(consort("db", "destroy", "--yes", cwd=root, env=env))
     assert "database " not in again and "role " not in again
+    as_json = json.loads(ok(consort("db", "destroy", "--yes", "--json", cwd=root, env=env)))
+    assert as_json == {"backend": "postgres", "cluster": None, "dropped": []}
     assert _names(url) == (after_dbs, after_roles)
 
 

@@ -74,8 +74,9 @@ def db_status(as_json: bool) -> None:
 
 @db.command("destroy")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was deleted as JSON.")
 @handled
-def db_destroy(yes: bool) -> None:
+def db_destroy(yes: bool, as_json: bool) -> None:
     """Delete every database of this project.
 
     Embedded: stop the server and delete the cluster with every branch database in it.
@@ -87,6 +88,9 @@ def db_destroy(yes: bool) -> None:
     from consort.cli import ui
 
     outcome = api.destroy(project(), None if yes else confirm)
+    if as_json:
+        ui.print_json(outcome.as_json())
+        return
     if outcome.cluster is not None:
         ui.done(f"deleted the cluster in {outcome.cluster}")
         return
