@@ -78,18 +78,12 @@ def render_rows(rows: Sequence[BranchRow]) -> None:
                 r.name,
                 r.database or "-",
                 r.parent or "-",
-                _size(r.size_bytes),
+                ui.megabytes(r.size_bytes),
                 r.pairing.value,
             ]
             for r in rows
         ],
     )
-
-
-def _size(size: int | None) -> str:
-    if size is None:
-        return "-"
-    return f"{size / 1_048_576:.1f} MB"
 
 
 @branch.command("switch")

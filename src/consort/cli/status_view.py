@@ -78,16 +78,21 @@ def render_status(report: StatusReport) -> None:
     if report.branches:
         ui.table(
             "Branches",
-            ["", ui.Col("branch", whole=True), "database", ui.Col("parent", whole=True)],
+            ["", ui.Col("branch", whole=True), "database", ui.Col("parent", whole=True), "size"],
             [
                 [
                     "*" if b["current"] else "",
                     str(b["name"]),
                     str(b["database"] or "-"),
                     str(b["parent"] or "-"),
+                    ui.megabytes(_bytes(b["size_bytes"])),
                 ]
                 for b in report.branches
             ],
         )
     elif report.branch_problem:
         ui.warn(f"branches: {report.branch_problem}")
+
+
+def _bytes(value: object) -> int | None:
+    return value if isinstance(value, int) else None

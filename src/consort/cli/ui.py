@@ -86,6 +86,13 @@ def stopped(text: str, then: Sequence[str] = ()) -> None:
         err_console().print(f"  {escape(line)}")
 
 
+def megabytes(size: int | None) -> str:
+    """A database's size in a table cell ("-": no database, or its size is not known)."""
+    if size is None:
+        return "-"
+    return f"{size / 1_048_576:.1f} MB"
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
 

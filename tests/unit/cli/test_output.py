@@ -97,6 +97,28 @@ def test_status_never_cuts_a_branch_name_on_an_80_column_terminal(
     assert "S1-greet-by-name" in printed
 
 
+def test_status_shows_each_branch_database_size_as_branch_list_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    out = terminal(monkeypatch, width=200)
+    render_status(StatusReport(branches=[b.as_json() for b in BRANCHES]))
+    status = out.getvalue().splitlines()
+    out.truncate(0)
+    out.seek(0)
+    render_rows(BRANCHES)
+    listed = out.getvalue().splitlines()
+    (header,) = (line for line in status if " branch " in line)
+    assert [cell.strip() for cell in header.split("┃")][-2] == "size"
+    for branch in BRANCHES:
+        (row,) = (line for line in status if _cells(line)[2:3] == [branch.name])
+        (listed_row,) = (line for line in listed if _cells(line)[2:3] == [branch.name])
+        assert _cells(row)[-2] == "7.5 MB" and "7.5 MB" in _cells(listed_row)
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.split("│")]
+
+
 def _entry(seq: int, subject: str, kind: str, data: dict[str, object]) -> LogEntry:
     return LogEntry(
         seq=seq,
