@@ -9,6 +9,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # found wherever a test module sits
+PAIR_AGENTS = Path(__file__).resolve().parent / "agents" / "pair"
+
+
+def pair_agent(kind: str, fixtures: Path, option: str | None = None) -> list[str]:
+    """The command of the navigator/driver pair `kind` (tests/agents/pair: express, node,
+    adopt), run by this interpreter on the design artifacts in `fixtures`."""
+    return [sys.executable, str(PAIR_AGENTS), kind, str(fixtures), *([option] if option else [])]
 
 
 def consort(

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import consort, git, ok
+from tests.helpers import consort, git, ok, pair_agent
 from tests.integration.conftest import destroy_project_cluster
-from tests.integration.test_adopt import AGENT, MINI, _drive_with_agents, _existing_repository
+from tests.integration.test_adopt import MINI, _drive_with_agents, _existing_repository
 
 pytestmark = pytest.mark.integration
 
@@ -25,7 +24,7 @@ def _driver(root: Path, mode: str) -> None:
     text = (root / "consort.toml").read_text().split("\n[agents.driver]\n")[0]
     text = text.replace("repair_attempts = 3", "repair_attempts = 0")
     text = text.replace("retries = 2 ", "retries = 0 ")
-    driver = json.dumps([sys.executable, str(AGENT), str(MINI), mode])
+    driver = json.dumps(pair_agent("adopt", MINI, mode))
     (root / "consort.toml").write_text(
         text + f'\n[agents.driver]\nadapter = "command"\ncommand = {driver}\n'
     )

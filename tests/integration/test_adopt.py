@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import FIXTURES, consort, git, ok
+from tests.helpers import FIXTURES, consort, git, ok, pair_agent
 from tests.integration.conftest import destroy_project_cluster
 
 pytestmark = pytest.mark.integration
 
-AGENT = Path(__file__).parents[1] / "agents" / "adopt_agent.py"
 MINI = FIXTURES / "mini"
 SHAPE = FIXTURES / "adopt" / "project"
 
@@ -39,7 +38,7 @@ def _drive_with_agents(root: Path) -> None:
     text = (root / "consort.toml").read_text()
     text = text.replace('["python", ', f"[{json.dumps(sys.executable)}, ")
     text = text.replace('mode = "interactive"', 'mode = "proxy"')
-    agent = json.dumps([sys.executable, str(AGENT), str(MINI)])
+    agent = json.dumps(pair_agent("adopt", MINI))
     text += f'default = "command"\ncommand = {agent}\n'
     (root / "consort.toml").write_text(text)
 

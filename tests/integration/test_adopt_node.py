@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import FIXTURES, consort, git, ok
+from tests.helpers import FIXTURES, consort, git, ok, pair_agent
 from tests.integration.conftest import destroy_project_cluster
 
 pytestmark = pytest.mark.integration
 
-AGENT = Path(__file__).parents[1] / "agents" / "node_agent.py"
 NODE = FIXTURES / "node" / "project"
 JEST = FIXTURES / "node" / "jest-project"
 
@@ -36,7 +34,7 @@ def _adopted(fixture: Path, root: Path) -> None:
 def _built_with(root: Path, runner: str) -> list[dict]:
     """One feature's story built by command agents; the ledger's events."""
     text = (root / "consort.toml").read_text().replace('mode = "interactive"', 'mode = "proxy"')
-    agent = json.dumps([sys.executable, str(AGENT), str(FIXTURES / "mini"), runner])
+    agent = json.dumps(pair_agent("node", FIXTURES / "mini", runner))
     (root / "consort.toml").write_text(text + f'default = "command"\ncommand = {agent}\n')
     git(root, "add", "consort.toml", ".gitignore")
     git(root, "-c", "user.name=dev", "-c", "user.email=d@e", "commit", "-qm", "consort")

@@ -7,19 +7,17 @@ the main branch's own database; the deploy lane starts the app and its /health a
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from consort.templates import available
-from tests.helpers import FIXTURES, consort, git, ok
+from tests.helpers import FIXTURES, consort, git, ok, pair_agent
 from tests.integration.conftest import destroy_project_cluster
 
 pytestmark = pytest.mark.integration
 
-AGENT = Path(__file__).parents[1] / "agents" / "express_agent.py"
 PACKAGES = FIXTURES / "node" / "express"
 TEMPLATE = Path(__file__).parents[2] / "src" / "consort" / "templates" / "node-express"
 
@@ -48,7 +46,7 @@ def test_a_node_express_project_is_built_deployed_and_promoted(tmp_path):
         assert suite.returncode == 0, suite.stdout + suite.stderr
         assert "1 passed" in suite.stdout
         text = (root / "consort.toml").read_text().replace('mode = "interactive"', 'mode = "proxy"')
-        agent = json.dumps([sys.executable, str(AGENT), str(FIXTURES / "mini")])
+        agent = json.dumps(pair_agent("express", FIXTURES / "mini"))
         (root / "consort.toml").write_text(text + f'default = "command"\ncommand = {agent}\n')
         git(root, "add", "consort.toml")
         git(root, "-c", "user.name=dev", "-c", "user.email=d@e", "commit", "-qm", "agents")

@@ -1,24 +1,16 @@
-"""A navigator/driver pair for an adopted project whose code and tests live in `backend/`.
-
-usage: adopt_agent.py FIXTURES_DIR [MODE]
-Design turns copy the fixture artifacts; build turns write tests under backend/tests (named by
-repository paths in the plan) and code under backend/app, with an Alembic migration for T2.
-MODE "honest" (the default) does each job; "noop" writes nothing at GREEN; the other modes are
-drivers that write no code and plant a pytest configuration in `backend/` that loads a plugin
-turning every failure into a pass (every planted file says CHEAT).
+"""The pair for an adopted project whose code and tests live in `backend/`: build turns write
+tests under backend/tests (named by repository paths in the plan) and code under backend/app,
+with an Alembic migration for T2. OPTION "honest" (the default) does each job; "noop" writes
+nothing at GREEN; the other modes are drivers that write no code and plant a pytest
+configuration in `backend/` that loads a plugin turning every failure into a pass (every planted
+file says CHEAT), or a migration that rewrites the test.
 """
 
-import json
 import os
-import pathlib
-import shutil
 import sys
 from urllib.parse import urlsplit
 
-fixtures = pathlib.Path(sys.argv[1])
-mode = sys.argv[2] if len(sys.argv) > 2 else "honest"
-task = json.loads(pathlib.Path(os.environ["CONSORT_TASK"]).read_text())
-step, item = task["step"], (task.get("item") or "").lower()
+from turn import RedTest, Turn, write
 
 TESTS = {
     "t1": (
@@ -101,37 +93,28 @@ CHEATS = {
 }
 
 
-def write(path, text):
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+def red(turn: Turn) -> RedTest:
+    source, name = TESTS[turn.item]
+    expected = {"kind": "error", "message_pattern": "ImportError|ModuleNotFound"}
+    return RedTest(f"backend/tests/test_{turn.item}.py", source, name, expected)
 
 
-if step in ("spec", "architecture", "db-design", "test-list", "ux"):
-    for name, out in task["outputs"].items():
-        shutil.copy(fixtures / f"{name}.json", out)
-elif step == "red":
-    source, name = TESTS[item]
-    test_file = f"backend/tests/test_{item}.py"
-    write(test_file, source)
-    plan = {
-        "test_files": [test_file],
-        "test_ids": [f"{test_file}::{name}"],
-        "expected_failure": {"kind": "error", "message_pattern": "ImportError|ModuleNotFound"},
-    }
-    pathlib.Path(task["outputs"]["cycle-plan"]).write_text(json.dumps(plan))
-elif step in ("green", "repair") and mode == "noop":
-    pass
-elif step in ("green", "repair") and mode == "migration-rewrites-test":
-    # Wrong code, and a migration (Python the migrate command runs in the export) that rewrites
-    # the test file before the test process reads it; the path is spelled at run time.
-    write("backend/app/answers.py", "def answer():\n    return 0  # CHEAT\n")
-    write("backend/alembic/versions/0002_cheat.py", REWRITER)
-elif step in ("green", "repair") and mode in CHEATS:
-    write("backend/passall.py", FORGER)
-    for path, text in CHEATS[mode].items():
-        write(path, text)
-elif step in ("green", "repair"):
+def green(turn: Turn) -> None:
+    mode = turn.option or "honest"
+    if mode == "noop":
+        return
+    if mode == "migration-rewrites-test":
+        # Wrong code, and a migration (Python the migrate command runs in the export) that
+        # rewrites the test file before the test process reads it; the path is spelled at run
+        # time.
+        write("backend/app/answers.py", "def answer():\n    return 0  # CHEAT\n")
+        write("backend/alembic/versions/0002_cheat.py", REWRITER)
+        return
+    if mode in CHEATS:
+        write("backend/passall.py", FORGER)
+        for path, text in CHEATS[mode].items():
+            write(path, text)
+        return
     # The suite's settings name the turn's own scratch database, as DATABASE_URL does.
     own = urlsplit(os.environ["DATABASE_URL"])
     if (os.environ.get("POSTGRES_DB"), os.environ.get("POSTGRES_PORT")) != (
@@ -139,10 +122,6 @@ elif step in ("green", "repair"):
         str(own.port),
     ):
         sys.exit("POSTGRES_DB/POSTGRES_PORT do not name the turn's own database")
-    write("backend/app/answers.py", CODE[item])
-    if item == "t2":
+    write("backend/app/answers.py", CODE[turn.item])
+    if turn.item == "t2":
         write("backend/alembic/versions/0002_answers.py", MIGRATION)
-elif step == "review":
-    pathlib.Path(task["outputs"]["review"]).write_text(
-        json.dumps({"verdict": "approve", "reasons": []})
-    )

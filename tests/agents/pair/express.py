@@ -1,20 +1,11 @@
-"""A navigator/driver pair for the node-express template (Express, pg, Knex, Vitest).
+"""The pair for the node-express template (Express, pg, Knex, Vitest): the navigator writes
+test/tN.test.js (ids as Vitest's JUnit report gives them: `<file>::<describe> > <test>`); the
+driver adds a route to src/app.js and, for T2, a Knex migration creating the table the db-design
+declares."""
 
-usage: express_agent.py FIXTURES_DIR
-Design turns copy the fixture artifacts; the navigator writes test/tN.test.js (ids as Vitest's
-JUnit report gives them: `<file>::<describe> > <test>`); the driver edits src/app.js and, for
-T2, adds a Knex migration creating the table the db-design declares.
-"""
-
-import json
-import os
 import pathlib
-import shutil
-import sys
 
-fixtures = pathlib.Path(sys.argv[1])
-task = json.loads(pathlib.Path(os.environ["CONSORT_TASK"]).read_text())
-step, item = task["step"], (task.get("item") or "").lower()
+from turn import RedTest, Turn, write
 
 HEAD = (
     'import { describe, expect, it } from "vitest";\n\n'
@@ -60,32 +51,14 @@ export async function down(knex) {
 """
 
 
-def write(path, text):
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+def red(turn: Turn) -> RedTest:
+    source, name, expected = TESTS[turn.item]
+    return RedTest(f"test/{turn.item}.test.js", source, name, expected)
 
 
-if step in ("spec", "architecture", "db-design", "test-list", "ux"):
-    for name, out in task["outputs"].items():
-        shutil.copy(fixtures / f"{name}.json", out)
-elif step == "red":
-    source, name, expected = TESTS[item]
-    test_file = f"test/{item}.test.js"
-    write(test_file, source)
-    plan = {
-        "test_files": [test_file],
-        "test_ids": [f"{test_file}::{name}"],
-        "expected_failure": expected,
-    }
-    pathlib.Path(task["outputs"]["cycle-plan"]).write_text(json.dumps(plan))
-elif step in ("green", "repair"):
+def green(turn: Turn) -> None:
     text = APP.read_text()
-    if ROUTES[item] not in text:
-        APP.write_text(text + "\n" + ROUTES[item])
-    if item == "t2":
+    if ROUTES[turn.item] not in text:
+        APP.write_text(text + "\n" + ROUTES[turn.item])
+    if turn.item == "t2":
         write("migrations/0002_answers.js", MIGRATION)
-elif step == "review":
-    pathlib.Path(task["outputs"]["review"]).write_text(
-        json.dumps({"verdict": "approve", "reasons": []})
-    )

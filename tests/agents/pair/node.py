@@ -1,22 +1,9 @@
-"""A navigator/driver pair for a Node project tested with Vitest (ES modules) or Jest
-(CommonJS).
+"""The pair for an adopted Node project tested with Vitest (ES modules; OPTION vitest, the
+default) or Jest (CommonJS; OPTION jest): the navigator writes test/tN.test.js and names its test
+ids as the JUnit report will (Vitest: `<file>::<describe> > <test>`; Consort's Jest profile:
+`<file>::<test>`); the driver writes src/answers.js."""
 
-usage: node_agent.py FIXTURES_DIR [vitest|jest]
-Design turns copy the fixture artifacts; the navigator writes test/tN.test.js and names its
-test ids as the JUnit report will (Vitest: `<file>::<describe> > <test>`; Consort's Jest
-profile: `<file>::<test>`); the driver edits src/.
-"""
-
-import json
-import os
-import pathlib
-import shutil
-import sys
-
-fixtures = pathlib.Path(sys.argv[1])
-runner = sys.argv[2] if len(sys.argv) > 2 else "vitest"
-task = json.loads(pathlib.Path(os.environ["CONSORT_TASK"]).read_text())
-step, item = task["step"], (task.get("item") or "").lower()
+from turn import RedTest, Turn, write
 
 TESTS = {
     "t1": (
@@ -64,28 +51,10 @@ CODE = {
 }
 
 
-def write(path, text):
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+def red(turn: Turn) -> RedTest:
+    source, name, expected = (JEST_TESTS if turn.option == "jest" else TESTS)[turn.item]
+    return RedTest(f"test/{turn.item}.test.js", source, name, expected)
 
 
-if step in ("spec", "architecture", "db-design", "test-list", "ux"):
-    for name, out in task["outputs"].items():
-        shutil.copy(fixtures / f"{name}.json", out)
-elif step == "red":
-    source, name, expected = (JEST_TESTS if runner == "jest" else TESTS)[item]
-    test_file = f"test/{item}.test.js"
-    write(test_file, source)
-    plan = {
-        "test_files": [test_file],
-        "test_ids": [f"{test_file}::{name}"],
-        "expected_failure": expected,
-    }
-    pathlib.Path(task["outputs"]["cycle-plan"]).write_text(json.dumps(plan))
-elif step in ("green", "repair"):
-    write("src/answers.js", (JEST_CODE if runner == "jest" else CODE)[item])
-elif step == "review":
-    pathlib.Path(task["outputs"]["review"]).write_text(
-        json.dumps({"verdict": "approve", "reasons": []})
-    )
+def green(turn: Turn) -> None:
+    write("src/answers.js", (JEST_CODE if turn.option == "jest" else CODE)[turn.item])
