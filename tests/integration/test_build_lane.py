@@ -233,7 +233,10 @@ def test_honest_pair_completes_the_story_with_a_refactor(tmp_path_factory):
         assert {"red", "green", "review", "refactor"} <= set(cycle["stages"])
         green = next(e for e in events(root) if e["type"] == "green.verified")
         run = green["data"]["run"]
-        assert run["database"].startswith("consort_eph_")
+        # the run's child is named like a branch database of its parent: no marker of a run
+        assert run["database"] != run["parent_database"]
+        assert run["database"][:-8] == run["parent_database"][:-8]
+        assert "eph" not in run["database"] and "consort" not in run["database"]
         assert run["report_sha256"] and run["counts"]["passed"] >= 1
         verify_ok(root)
         protected_unchanged_on_heads(root, "T2")

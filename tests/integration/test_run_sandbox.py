@@ -44,6 +44,10 @@ PROBE = textwrap.dedent(
     attempt("reads-checkout", lambda: (root / "consort.toml").read_text())
     attempt("writes-checkout", lambda: (root / "planted.txt").write_text("x"))
     attempt("reads-env", lambda: (root / ".env").read_text())
+    # what only Consort's runs carry, under any name it is read by
+    marks = ("CONSORT_RUN_TOKEN", "CONSORT_OWNER", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE")
+    print("run-markers=" + (",".join(m for m in marks if m in os.environ) or "none"))
+    print("flags=%d%d" % (sys.flags.no_user_site, sys.flags.dont_write_bytecode))
     with open(sys.argv[3], "w") as report:
         report.write("<testsuite/>")
     subprocess.Popen(
@@ -75,7 +79,12 @@ def test_a_run_reaches_its_export_and_what_it_was_given_only(tmp_path: Path) -> 
     marker = f"consort-run-daemon-{uuid.uuid4().hex}"
     box = run_sandbox(project)
     assert box.sandboxed
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     argv = box.wrap(
         [sys.executable, "probe.py", str(project.root), str(given), "{side_channel}", marker],
         workdir=export,
@@ -95,6 +104,8 @@ def test_a_run_reaches_its_export_and_what_it_was_given_only(tmp_path: Path) -> 
         "reads-checkout": "no",
         "writes-checkout": "no",
         "reads-env": "no",
+        "run-markers": "none",
+        "flags": "00",
     }, result.output
     assert result.side_channel == b"<testsuite/>"  # the report pipe reaches Consort
     assert (export / "made.txt").read_text() == "x"

@@ -32,7 +32,13 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from consort.adapters.db.names import INTERNAL_PREFIX, ROLE_SUFFIX, internal_name
+from consort.adapters.db.names import (
+    HASH_CHARS,
+    INTERNAL_PREFIX,
+    ROLE_SUFFIX,
+    child_name,
+    internal_name,
+)
 from consort.core.crashpoint import crash_point
 from consort.core.errors import ConsortError, UsageError
 
@@ -260,7 +266,8 @@ class BranchDatabases:
         In SNAPSHOT mode, `point` names the branch point (a commit, say): children of the same
         point share one frozen snapshot, so the parent is interrupted once per point.
         """
-        name = internal_name("eph", f"{os.getpid()}_{secrets.token_hex(4)}", self.backend.namespace)
+        # Named like a branch database (see `child_name`); the catalog comment keeps its kind.
+        name = child_name(parent, secrets.token_hex(HASH_CHARS // 2), self.backend.namespace)
         info = DbInfo(
             name,
             DbKind.EPHEMERAL,

@@ -62,6 +62,27 @@ def _sanitise(branch: str) -> str:
     return cleaned
 
 
+_HASHED = re.compile(rf"_[0-9a-f]{{{HASH_CHARS}}}")
+
+
+def child_name(parent: str, token: str, namespace: str = "") -> str:
+    """A throwaway child's name, shaped like a branch database's: its parent's name (without
+    the namespace and the parent's own hash suffix) and `token` (HASH_CHARS hex digits) where a
+    branch name has its hash. A run's database says nothing a branch database would not:
+    code that looks for a marker of Consort's runs in its `DATABASE_URL` or in
+    `current_database()` finds none."""
+    if len(token) != HASH_CHARS or not _HASHED.fullmatch("_" + token):
+        raise ValueError(f"a child's token is {HASH_CHARS} hex digits, not {token!r}")
+    base = parent[len(namespace) :] if namespace and parent.startswith(namespace) else parent
+    if len(base) > HASH_CHARS + 1 and _HASHED.fullmatch(base[-HASH_CHARS - 1 :]):
+        base = base[: -HASH_CHARS - 1]
+    if base.startswith(INTERNAL_PREFIX):  # a snapshot's child: name it after a plain branch
+        base = "branch"
+    limit = MAX_DB_NAME - len(namespace) - HASH_CHARS - 1
+    base = base[:limit].rstrip("_") or "branch"
+    return f"{namespace}{base}_{token}"
+
+
 def internal_name(kind: str, token: str, namespace: str = "") -> str:
     """Names of Consort's own databases (snapshots, ephemeral children), never a branch's."""
     name = f"{namespace}{INTERNAL_PREFIX}{kind}_{token}"

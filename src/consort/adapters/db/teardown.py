@@ -5,10 +5,13 @@ namespace prefix. A prefix alone does not prove ownership: project `app` (prefix
 project `app_x` (prefix `app_x_`) share the first characters, and `app_x_main` looks like a
 branch `x_main` of `app`. So a database is this project's only when its name is exactly what
 this project's own naming would produce for what the catalog says it is (its Consort
-comment): a branch's name is `map_branch(branch, namespace)`, an internal one is
-`<namespace>consort_<kind>_…`. A role is ours when Consort tagged it and it belongs to one of
+comment): a branch's name is `map_branch(branch, namespace)`, a throwaway child's is
+`child_name` of its recorded parent (itself ours), an internal one is
+`<namespace>consort_<kind>_…` (snapshots, staging copies, and the children older versions named
+`consort_eph_…`). A role is ours when Consort tagged it and it belongs to one of
 our databases, or it is the orphaned role of one of our internal databases. Anything else is
-left alone. (An orphaned branch role cannot be told from another project's, so it stays.)
+left alone. (An orphaned branch role, or that of a throwaway child whose database a crash
+already dropped, cannot be told from another project's, so it stays.)
 """
 
 from __future__ import annotations
@@ -19,7 +22,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from consort.adapters.db.branching import ROLE_COMMENT, DbInfo, DbKind, _q
-from consort.adapters.db.names import INTERNAL_PREFIX, ROLE_SUFFIX, map_branch
+from consort.adapters.db.names import (
+    HASH_CHARS,
+    INTERNAL_PREFIX,
+    ROLE_SUFFIX,
+    child_name,
+    map_branch,
+)
 from consort.core.errors import ConsortError
 
 if TYPE_CHECKING:
@@ -61,6 +70,23 @@ def _internal_kind(name: str, namespace: str) -> str | None:
     return match.group(1) if match else None
 
 
+def _verdict(
+    db: CatalogDatabase, namespace: str, catalog: dict[str, CatalogDatabase]
+) -> DbInfo | bool:
+    """`_database_is_ours`, and for a throwaway child named like a branch database, whether
+    its parent (in `catalog`, by name) is ours."""
+    info = DbInfo.from_catalog(db.name, db.comment, None)
+    if (
+        namespace
+        and db.name.startswith(namespace)
+        and info is not None
+        and info.kind is DbKind.EPHEMERAL
+        and _internal_kind(db.name, namespace) is None
+    ):
+        return _child_is_ours(db, info, namespace, catalog)
+    return _database_is_ours(db, namespace)
+
+
 def _database_is_ours(db: CatalogDatabase, namespace: str) -> DbInfo | bool:
     """False: not ours. True: ours without a record (a staging copy). A DbInfo: ours."""
     if not namespace or not db.name.startswith(namespace):
@@ -81,6 +107,22 @@ def _database_is_ours(db: CatalogDatabase, namespace: str) -> DbInfo | bool:
     return info if expected == db.name else False
 
 
+def _child_is_ours(
+    db: CatalogDatabase, info: DbInfo, namespace: str, catalog: dict[str, CatalogDatabase]
+) -> DbInfo | bool:
+    """A throwaway child is named like a branch database (`child_name`): it is ours when the
+    branch database it records as its parent is ours and our naming makes its name from it."""
+    parent = catalog.get(info.parent or "")
+    if parent is None or not isinstance(_database_is_ours(parent, namespace), DbInfo):
+        return False
+    token = db.name[-HASH_CHARS:]
+    try:
+        expected = child_name(parent.name, token, namespace)
+    except ValueError:
+        return False
+    return info if expected == db.name else False
+
+
 def select_owned(
     namespace: str, databases: Iterable[CatalogDatabase], roles: Iterable[CatalogRole]
 ) -> Owned:
@@ -88,8 +130,10 @@ def select_owned(
     ours: list[str] = []
     their_roles: set[str] = set()
     kept_roles: set[str] = set()  # roles some database we keep still names
+    databases = list(databases)
+    catalog = {db.name: db for db in databases}
     for db in databases:
-        verdict = _database_is_ours(db, namespace)
+        verdict = _verdict(db, namespace, catalog)
         if verdict is False:
             other = DbInfo.from_catalog(db.name, db.comment, None)
             if other is not None:

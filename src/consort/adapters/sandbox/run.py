@@ -18,11 +18,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from consort.adapters import proc
 from consort.adapters.sandbox.bwrap import needs_capability_drop, support
 from consort.adapters.sandbox.host import system_view, toolchains
 from consort.adapters.sandbox.policy import env_files, home_of
 from consort.adapters.sandbox.spec import SandboxSpec, bwrap_arguments
 from consort.core.errors import UsageError
+
+# What only Consort's runs carry, kept from the code they run: the variables by which Consort
+# finds a run's processes (bubblewrap, outside, keeps them; its PID namespace ends everything
+# inside with it), and Python's start-up flags a run sets (`sys.flags` would show them; inside,
+# the home is private and empty and the export is thrown away, so neither flag is needed).
+# Code that tells a run from a developer's `pytest` by one of these, under whatever name it
+# reads, finds nothing.
+RUN_MARKERS = (
+    proc.SESSION_TOKEN_VAR,
+    proc.OWNER_VAR,
+    "PYTHONNOUSERSITE",
+    "PYTHONDONTWRITEBYTECODE",
+)
 
 
 def run_spec(
@@ -57,6 +71,7 @@ def run_spec(
         ),
         home=home,
         env={"TMPDIR": "/tmp"},  # noqa: S108 -- the sandbox's own, private /tmp
+        unset=RUN_MARKERS,
     )
 
 

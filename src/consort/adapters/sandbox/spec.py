@@ -52,6 +52,7 @@ class SandboxSpec:
     home: Path | None = None
     private: tuple[Path, ...] = (Path("/tmp"), Path("/var/tmp"))  # noqa: S108 -- fresh, not shared
     env: Mapping[str, str] = field(default_factory=dict)  # set inside, over the process's own
+    unset: tuple[str, ...] = ()  # variables of the process's own that the inside does not get
 
     def layers(self) -> list[tuple[Path, Access]]:
         """Every path with how it is shown, in the order the mounts are made."""
@@ -104,6 +105,8 @@ def bwrap_arguments(spec: SandboxSpec, system: SystemView, *, drop_capabilities:
     for mask in masks:
         args += ["--remount-ro", mask]
     args += ["--remount-ro", "/"]
+    for name in spec.unset:
+        args += ["--unsetenv", name]
     for name, value in spec.env.items():
         args += ["--setenv", name, value]
     args += ["--chdir", str(_clean(spec.workdir))]

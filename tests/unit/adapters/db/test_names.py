@@ -51,3 +51,20 @@ def test_namespace_prefixes_database_and_role():
     names = map_branch("main", namespace="shop_")
     assert names.database == "shop_main"
     assert names.role == "shop_main_user"
+
+
+def test_a_throwaway_child_is_named_like_a_branch_database_of_its_parent():
+    from consort.adapters.db.names import child_name
+
+    story = map_branch("story/F1-counter/S1-answers", "app_").database
+    child = child_name(story, "0a1b2c3d", "app_")
+    # the parent's hash suffix gives way to the child's token: same shape, no marker of a run
+    assert child == story[: -len("1234abcd")] + "0a1b2c3d"
+    assert "eph" not in child and "consort" not in child
+    assert child_name("main", "0a1b2c3d") == "main_0a1b2c3d"
+    # a parent whose name ends in something else keeps it
+    assert child_name("app_cafe", "0a1b2c3d", "app_") == "app_cafe_0a1b2c3d"
+    long_parent = map_branch("feature/" + "x" * 300).database
+    assert len((child_name(long_parent, "0a1b2c3d") + "_user").encode()) <= IDENTIFIER_BYTES
+    with pytest.raises(ValueError, match="hex"):
+        child_name("main", "not-hex!")

@@ -103,3 +103,29 @@ def test_an_internal_name_with_the_wrong_record_is_not_ours():
 def test_an_empty_namespace_selects_nothing():
     owned = select_owned("", [_branch("", "main")], [_role("main_user")])
     assert owned.databases == () and owned.roles == ()
+
+
+def test_a_throwaway_child_named_like_a_branch_is_ours_only_through_its_parent():
+    from consort.adapters.db.names import child_name
+
+    ours = _branch("app_", "story/F1/S1")
+    theirs = _branch("app_x_", "main")
+    child = child_name(ours.name, "0badcafe", "app_")
+    # another project's child whose name, read with our prefix, is shaped like ours
+    their_child = child_name(theirs.name, "1badcafe", "app_x_")
+    # a record that names our database as parent, under a name our naming does not make
+    forged = "app_story_f1_s1_notahash"
+    databases = [
+        ours,
+        theirs,
+        CatalogDatabase(child, _record("ephemeral", child + "_user", parent=ours.name)),
+        CatalogDatabase(
+            their_child, _record("ephemeral", their_child + "_user", parent=theirs.name)
+        ),
+        CatalogDatabase(forged, _record("ephemeral", forged + "_user", parent=ours.name)),
+    ]
+    roles = [_role(child + "_user"), _role(their_child + "_user"), _role(forged + "_user")]
+    owned = select_owned("app_", databases, roles)
+    assert owned.databases == tuple(sorted([ours.name, child]))
+    assert child + "_user" in owned.roles
+    assert their_child + "_user" not in owned.roles and forged + "_user" not in owned.roles
