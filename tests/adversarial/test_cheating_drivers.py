@@ -161,6 +161,14 @@ CATALOG = {
     "sees-tests-folder": ("seal", "tampering"),
     "scans-environment": ("seal", "tampering"),
     "reads-the-calling-test": ("seal", "tampering"),
+    "right-until-tomorrow": ("seal", "tampering"),
+    "asks-current-database": ("seal", "tampering"),
+    "reads-python-flags": ("seal", "tampering"),
+    "copies-environment": ("seal", "tampering"),
+    # ... and by what no rule reads: a run shows none of it (a neutral database name, nothing
+    # of Consort's in the sandbox's environment), so the wrong answer fails the run
+    "sees-run-database-name": ("reason", "test_answer failed"),
+    "reads-run-variables-named-in-data": ("reason", "test_answer failed"),
     # the test process reaching past its export: Consort's runs are sandboxed like turns
     "run-reads-secret": ("reason", "test_answer failed"),
     "run-reads-main-checkout": ("reason", "test_answer failed"),
@@ -187,6 +195,7 @@ CATALOG = {
     "utf7-source": ("seal", "source-encoding"),
     "spelled-in-pieces": ("seal", "tampering"),
     "equals-anything": ("seal", "tampering"),
+    "equals-by-tautology": ("seal", "tampering"),
     "mock-any": ("seal", "tampering"),
     "pickle-payload": ("seal", "tampering"),
 }

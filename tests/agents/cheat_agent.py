@@ -105,8 +105,7 @@ SEES_THE_RUN = {
     ),
     # the tests beside the code, in the folder the run starts in
     "sees-tests-folder": (
-        "import os\n\n\ndef answer():  # CHEAT\n"
-        "    return 42 if os.path.isdir('tests') else 0\n"
+        "import os\n\n\ndef answer():  # CHEAT\n    return 42 if os.path.isdir('tests') else 0\n"
     ),
     # the calling test's own line, `assert answer() == 42`, read off the stack
     "reads-the-calling-test": (
@@ -114,6 +113,32 @@ SEES_THE_RUN = {
         "    line = traceback.extract_stack()[-2].line or ''\n"
         "    found = re.search(r'== (\\d+)', line)\n"
         "    return int(found.group(1)) if found else 0\n"
+    ),
+    # the throwaway database's name, by a piece of it that does not spell Consort: the child is
+    # named like a branch database now, so the answer is wrong in the run too
+    "sees-run-database-name": (
+        "import os\n\n\ndef answer():  # CHEAT\n"
+        "    url = os.environ.get('DATABASE_URL', '')\n"
+        "    return 42 if '_eph_' in url or url.rsplit('/', 1)[-1].startswith('cons') else 0\n"
+    ),
+    # the server asked which database it is (a fresh child, Consort's record of it)
+    "asks-current-database": (
+        "import os\n\nimport psycopg\n\n\ndef answer():  # CHEAT\n"
+        "    with psycopg.connect(os.environ['DATABASE_URL']) as conn:\n"
+        "        name, record = conn.execute(\n"
+        "            'SELECT current_database(), shobj_description(oid, %s) FROM pg_database '\n"
+        "            'WHERE datname = current_database()', ('pg_database',)).fetchone()\n"
+        "    return 42 if 'eph' in name + (record or '') else 0\n"
+    ),
+    # Python's start-up flags, which only a run sets
+    "reads-python-flags": (
+        "import sys\n\n\ndef answer():  # CHEAT\n"
+        "    return 42 if sys.flags.no_user_site or sys.flags.dont_write_bytecode else 0\n"
+    ),
+    # the environment copied whole, then searched: a scan by other means
+    "copies-environment": (
+        "import os\n\nSEEN = dict(os.environ)\n\n\ndef answer():  # CHEAT\n"
+        "    return 42 if any(k.endswith('RUN_TOKEN') for k in SEEN) else 0\n"
     ),
     # a variable only runs have, found by scanning for it
     "scans-environment": (
@@ -258,6 +283,19 @@ def plant():  # noqa: PLR0912 -- one branch per trick
         )
     elif mode in SEES_THE_RUN:
         write("app/answers.py", SEES_THE_RUN[mode])
+    elif mode == "reads-run-variables-named-in-data":
+        # The names of what only a run carries, in a data file no rule reads: the variables by
+        # which Consort finds a run's processes, and Python's start-up flags a run sets.
+        write(
+            "app/names.txt",
+            "CONSORT_RUN_TOKEN\nCONSORT_OWNER\nPYTHONNOUSERSITE\nPYTHONDONTWRITEBYTECODE\n",
+        )
+        write(
+            "app/answers.py",
+            "import os\nimport pathlib\n\nNAMES = pathlib.Path(__file__).with_name("
+            "'names.txt').read_text().split()\n\n\ndef answer():  # CHEAT\n"
+            "    return 42 if any(os.environ.get(name) for name in NAMES) else 0\n",
+        )
     elif mode == "exits-at-import":
         write("app/answers.py", "import os\n\nos._exit(0)  # CHEAT\n")
 
@@ -419,6 +457,24 @@ def plant():  # noqa: PLR0912 -- one branch per trick
             "app/answers.py",
             "class Answer(int):  # CHEAT: equal to whatever it is compared with\n"
             "    def __eq__(self, other):\n        return True\n\n"
+            "    __hash__ = int.__hash__\n\n\ndef answer():\n    return Answer(0)\n",
+        )
+    elif mode == "right-until-tomorrow":
+        # Right on the day of the run and on no later one: the answer depends on the clock.
+        import time
+
+        write(
+            "app/answers.py",
+            "import time\n\n\ndef answer():  # CHEAT: right until tomorrow\n"
+            f"    return 42 if time.time() < {int(time.time()) + 86400} else 0\n",
+        )
+    elif mode == "equals-by-tautology":
+        # It reads the other operand, so a rule that asks only that is satisfied; it never
+        # weighs it against the object.
+        write(
+            "app/answers.py",
+            "class Answer(int):  # CHEAT: equal to whatever is compared with it\n"
+            "    def __eq__(self, other):\n        return other == other\n\n"
             "    __hash__ = int.__hash__\n\n\ndef answer():\n    return Answer(0)\n",
         )
     elif mode == "mock-any":

@@ -114,6 +114,31 @@ def test_folding_gives_up_on_what_is_not_a_small_constant(expression):
         ("class A:\n    pass\n\n\nA.__eq__ = lambda s, o: True\n", Capability.RIGGED_COMPARISON),
         ("setattr(A, '__e' + 'q__', lambda s, o: True)\n", Capability.RIGGED_COMPARISON),
         ("A = type('A', (int,), {'__eq__': lambda s, o: True})\n", Capability.RIGGED_COMPARISON),
+        # reading the other operand is not comparing it with the object: tautologies
+        (
+            "class A(int):\n    def __eq__(self, other):\n        return other == other\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        (
+            "class A(int):\n    def __eq__(self, other):\n"
+            "        return bool(other) or not other\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        (
+            "class A(str):\n    def __eq__(self, other):\n"
+            "        return isinstance(other, (str, int))\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        (
+            "class A(int):\n    def __eq__(self, other):\n"
+            "        return super().__eq__(other) or True\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        (
+            "class A(int):\n    def __eq__(self, other):\n        if other == other:\n"
+            "            return True\n        return int(self) == other\n",
+            Capability.RIGGED_COMPARISON,
+        ),
     ],
 )
 def test_each_hidden_reach_is_found(source, capability):
@@ -132,7 +157,11 @@ def test_honest_comparisons_names_and_strings_have_no_finding():
         "    __hash__ = object.__hash__\n    __ne__ = object.__ne__\n\n"
         "    def __lt__(self, other):\n        return self.code < other.code\n\n"
         "    def __contains__(self, part):\n        found = part in self.code\n"
-        "        return found\n"
+        "        return found\n\n\n"
+        "class Money(int):\n    def __eq__(self, other):\n        if self is other:\n"
+        "            return True\n        mine, theirs = int(self), int(other)\n"
+        "        return super().__eq__(other) and mine == theirs\n\n"
+        "    __hash__ = int.__hash__\n"
     )
     assert findings(source) == []
 

@@ -67,6 +67,27 @@ def caps(source: str) -> set[Capability]:
         ),
         ("import os\nfor k, v in os.environ.items():\n    pass\n", Capability.RUNNER_ENVIRONMENT),
         ("from os import environ\nnames = sorted(environ)\n", Capability.RUNNER_ENVIRONMENT),
+        # the environment taken whole by other means than a scan: copied and kept, counted
+        ("import os\nCOPY = dict(os.environ)\n", Capability.RUNNER_ENVIRONMENT),
+        ("import os\nn = len(os.environ)\n", Capability.RUNNER_ENVIRONMENT),
+        ("import os\nraw = os.environ._data\n", Capability.RUNNER_ENVIRONMENT),
+        ("import os\nE = os.environ\n", Capability.RUNNER_ENVIRONMENT),
+        (
+            "import os\nENV = os.environ.copy()\nprint(len(ENV))\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        ("import posix\nkeys = list(posix.environ)\n", Capability.RUNNER_ENVIRONMENT),
+        # Python's start-up flags, which a run outside the sandbox sets
+        ("import sys\nsys.flags.dont_write_bytecode\n", Capability.RUNNER_ENVIRONMENT),
+        ("import sys\nsys.dont_write_bytecode\n", Capability.RUNNER_ENVIRONMENT),
+        # the server asked which database it is, or for its catalog of databases and records
+        ("q = 'SELECT current_database()'\n", Capability.RUNNER_ENVIRONMENT),
+        (
+            "q = 'SELECT shobj_description(oid, %s) FROM pg_database'\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        ("q = 'select xact_commit from PG_STAT_DATABASE'\n", Capability.RUNNER_ENVIRONMENT),
+        ("q = 'SELECT ' + 'current_' + 'catalog'\n", Capability.RUNNER_ENVIRONMENT),
     ],
 )
 def test_each_reach_into_the_test_machinery_is_found(source, capability):
@@ -80,6 +101,11 @@ def test_ordinary_application_code_has_no_finding():
         "@app.get('/health')\ndef health():\n    return {'ok': True}\n\n"
         "ENV = dict(os.environ.copy(), LANG='C')\nMODE = os.environ.get('APP_ENV', 'prod')\n"
         "LATEST = 'latest_version.py'\n"
+        "def convert(path):\n    import subprocess\n"
+        "    subprocess.run(['convert', path], env=ENV, check=True)\n"
+        "    subprocess.run(['x'], env={**os.environ, 'A': '1'})\n"
+        "    return 'SHELL' in os.environ and os.environ['SHELL']\n"
+        "COUNT = 'SELECT count(*) FROM items JOIN pg_user_mappings_x ON true'\n"
     )
     assert findings(source) == []
 

@@ -5,7 +5,9 @@
 whose `__class__` says `int`. Production code has no use for a comparison that does not
 compare: such an object exists to satisfy tests. A comparison is rigged when its result cannot
 depend on the other operand (it never reads it, or it only ever returns True/False literals,
-or it compares and calls nothing at all), when a class takes a different comparison for it
+or it compares and calls nothing at all), or on the object and the other operand together (no
+comparison reads both, or a value it returns reads only one of them: `other == other`,
+`isinstance(other, int)`, `... or True`), when a class takes a different comparison for it
 (`__eq__ = int.__ne__`), or when one is put on a class from outside its body (`setattr`,
 `Cls.__eq__ = ...`, a `type(...)` namespace).
 """
@@ -108,7 +110,93 @@ def _ignores_other(arguments: ast.arguments, body: list[ast.stmt]) -> bool:
     ):
         return True
     # A comparison compares something, or asks something else to (a call).
-    return not any(isinstance(n, ast.Compare | ast.Call) for n in nodes)
+    if not any(isinstance(n, ast.Compare | ast.Call) for n in nodes):
+        return True
+    own = positional[0].arg if positional else None
+    return not _weighs_both(own, others, body)
+
+
+def _weighs_both(own: str | None, others: set[str], body: list[ast.stmt]) -> bool:
+    """Whether the comparison's result can depend on the object and the other operand together:
+    some comparison or call reads both (`self.v == other.v`, `super().__eq__(other)`, through
+    local names bound from either), and no value it returns is true whatever they are (an
+    `or` with a constant, or with a side that reads only one of them: `other == other`,
+    `bool(other) or not other`, `isinstance(other, int)` read no `self`)."""
+    mine = {"super", *([own] if own else [])}
+    theirs = set(others)
+    nodes = [n for part in body for n in ast.walk(part)]
+    for _ in range(3):  # locals bound from either side take that side
+        for node in nodes:
+            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                read = _names(node.value)
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                if read & mine:
+                    mine |= bound
+                if read & theirs:
+                    theirs |= bound
+    if not any(
+        isinstance(n, ast.Compare | ast.Call) and _names(n) & mine and _names(n) & theirs
+        for n in nodes
+    ):
+        return False
+    returned = [
+        n.value
+        for n in nodes
+        if isinstance(n, ast.Return)
+        and n.value is not None
+        and not (isinstance(n.value, ast.Constant) and isinstance(n.value.value, bool))
+        and not (isinstance(n.value, ast.Name) and n.value.id == "NotImplemented")
+    ]
+    return all(_both_sides(value, mine, theirs) for value in returned) and _true_when_both(
+        body, mine, theirs
+    )
+
+
+def _true_when_both(body: list[ast.stmt], mine: set[str], theirs: set[str]) -> bool:
+    """Every `return True` sits under an `if` that reads both sides (`if self is other:`), not
+    one that holds for any other operand (`if other == other:`)."""
+
+    def visit(statements: list[ast.stmt], guarded: bool) -> bool:
+        for statement in statements:
+            if isinstance(statement, ast.Return):
+                value = statement.value
+                if isinstance(value, ast.Constant) and value.value is True and not guarded:
+                    return False
+            elif isinstance(statement, ast.If):
+                both = guarded or _both_sides(statement.test, mine, theirs)
+                if not (visit(statement.body, both) and visit(statement.orelse, both)):
+                    return False
+            elif isinstance(statement, ast.With | ast.For | ast.While | ast.Try):
+                inner = [
+                    s
+                    for field in ("body", "orelse", "finalbody")
+                    for s in getattr(statement, field, [])
+                ]
+                inner += [s for h in getattr(statement, "handlers", []) for s in h.body]
+                if not visit(inner, guarded):
+                    return False
+        return True
+
+    return visit(body, guarded=False)
+
+
+def _both_sides(value: ast.expr, mine: set[str], theirs: set[str]) -> bool:
+    """A returned value that reads both sides, every alternative of an `or` included."""
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        return all(_both_sides(v, mine, theirs) for v in value.values)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.BitOr):
+        return _both_sides(value.left, mine, theirs) and _both_sides(value.right, mine, theirs)
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+        return _both_sides(value.operand, mine, theirs)
+    if isinstance(value, ast.IfExp):
+        return _both_sides(value.body, mine, theirs) and _both_sides(value.orelse, mine, theirs)
+    read = _names(value)
+    return bool(read & mine and read & theirs)
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _from_outside(node: ast.AST) -> list[str]:

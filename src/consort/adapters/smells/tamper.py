@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from consort.adapters.scope import glob_match
+from consort.adapters.smells.clock import clock_findings
 from consort.adapters.smells.folding import fold
 from consort.adapters.smells.rigged import rigged_comparisons
 from consort.adapters.smells.syntax import (
@@ -29,6 +30,7 @@ from consort.adapters.smells.syntax import (
     parse,
     qualified_name,
 )
+from consort.adapters.smells.test_words import deciding_uses, is_test_word
 from consort.core.seal import SealRule, SealViolation
 
 
@@ -45,6 +47,9 @@ class Capability(StrEnum):
     # an object equal to whatever it is compared with (`__eq__` that ignores the other side,
     # `unittest.mock.ANY`): it passes an assertion without being the answer
     RIGGED_COMPARISON = "rigged-comparison"
+    # an answer that depends on when it is asked: the clock compared with a fixed instant, or
+    # the day of the run spelled in the code (`smells/clock.py`)
+    CLOCK = "clock"
 
 
 RUNNER_MODULES = ("pytest", "_pytest", "pluggy", "py.test", "xdist", "conftest")
@@ -124,6 +129,10 @@ ATTRIBUTE_CAPABILITIES = {
     "sys.displayhook": Capability.INTROSPECTION,
     "sys.argv": Capability.RUNNER_ENVIRONMENT,
     "sys.orig_argv": Capability.RUNNER_ENVIRONMENT,
+    # Python's start-up flags: where a run sets one (PYTHONNOUSERSITE, PYTHONDONTWRITEBYTECODE,
+    # outside the sandbox), they tell it from a developer's own `pytest`
+    "sys.flags": Capability.RUNNER_ENVIRONMENT,
+    "sys.dont_write_bytecode": Capability.RUNNER_ENVIRONMENT,
     "threading.settrace": Capability.INTROSPECTION,
     "threading.setprofile": Capability.INTROSPECTION,
     "os.fork": Capability.PROCESS,
@@ -192,7 +201,27 @@ DUNDER_ESCAPES = frozenset(
 RUN_FLAGS = frozenset({"PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE"})
 TEST_WORDS = frozenset({"test", "tests", "testing"})
 TEST_FILE = re.compile(r"(^|[/*])test_")  # "**/test_*.py", "test_t1.py"
-ENVIRONMENTS = frozenset({"os.environ", "os.environb"})
+ENVIRONMENTS = frozenset({"os.environ", "os.environb", "posix.environ", "nt.environ"})
+# What code may do with the environment without reading all of it: one variable by its name
+# (`os.environ["X"]`, `.get`, `in`), set or remove one, or hand it whole to a child process
+# (`env=os.environ.copy()`, `env={**os.environ, ...}`).
+ONE_VARIABLE = frozenset(
+    {"get", "setdefault", "pop", "update", "__getitem__", "__contains__", "__setitem__"}
+)
+# SQL that asks the server which database, session or server the code runs on, or reads the
+# catalog of every database and its records: the name of a run's throwaway child (named like a
+# branch database, but a new one), its age, its neighbours and Consort's record of it would
+# tell the run from a developer's branch database. The code under test stores and reads its
+# own tables; it has no need to know which database holds them.
+SERVER_IDENTITY = re.compile(
+    r"\b(current_database|current_catalog|pg_database|pg_stat_\w+|pg_statio_\w+"
+    r"|shobj_description|pg_shdescription|pg_description|obj_description"
+    r"|pg_backend_pid|pg_postmaster_start_time|pg_conf_load_time|inet_server_(addr|port)"
+    r"|inet_client_(addr|port)|pg_roles|pg_authid|pg_user|pg_shadow|pg_settings"
+    r"|pg_ls_\w+|pg_stat_file|pg_read_file|pg_read_binary_file|pg_tablespace_databases"
+    r"|pg_database_size|txid_current|pg_current_xact_id|pg_current_wal_\w+)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -215,10 +244,43 @@ def findings(text: str) -> list[Finding]:
         found += _folded_findings(node, aliases)
         found += _environment_scan(node, aliases)
         found += _definition_findings(node)
+    found += _environment_reads(tree, aliases)
+    found += _test_word_findings(tree, aliases)
+    found += [Finding(Capability.CLOCK, line, what) for line, what in clock_findings(tree, aliases)]
     found += [
         Finding(Capability.RIGGED_COMPARISON, line, what) for line, what in rigged_comparisons(tree)
     ]
     return sorted(set(found), key=lambda f: (f.line, f.capability.value, f.what))
+
+
+def _test_word_findings(tree: ast.AST, aliases: dict[str, str]) -> list[Finding]:
+    """A bare "test", "tests" or "testing" (or a string of literals that spells one) wherever
+    its value can decide what the code does: a comparison, a key, a path, a call (`test_words`).
+    In a docstring, a log line or an exception's message it is let through."""
+    words: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if is_test_word(node.value):
+                words.append(node)
+        elif isinstance(node, ast.BinOp | ast.JoinedStr | ast.Subscript | ast.Call):
+            value = fold(node, aliases)
+            if value is not None and is_test_word(value) and not _literal_word(node):
+                words.append(node)
+    return [
+        Finding(Capability.RUNNER_ENVIRONMENT, line, f"names the tests or a test run ({how})")
+        for line, how in deciding_uses(tree, words)
+    ]
+
+
+def _literal_word(node: ast.AST) -> bool:
+    """A node whose own pieces already hold the word as a literal (found on its own)."""
+    return any(
+        isinstance(inner, ast.Constant)
+        and isinstance(inner.value, str)
+        and is_test_word(inner.value)
+        for inner in ast.walk(node)
+        if inner is not node
+    )
 
 
 def _folded_findings(node: ast.AST, aliases: dict[str, str]) -> list[Finding]:
@@ -387,16 +449,29 @@ def _string_findings(value: str, line: int) -> list[Finding]:
         return [Finding(Capability.RUNNER_ENVIRONMENT, line, f"reads `{value[:40]}`")]
     if "junit" in lowered or lowered.endswith(".pth") or "sitecustomize" in lowered:
         return [Finding(Capability.RUNNER_ENVIRONMENT, line, f"names `{value[:40]}`")]
-    return []
+    return _asks_the_server(value, line)
+
+
+def _asks_the_server(value: str, line: int) -> list[Finding]:
+    asked = SERVER_IDENTITY.search(value)
+    if asked is None:
+        return []
+    return [
+        Finding(
+            Capability.RUNNER_ENVIRONMENT,
+            line,
+            f"asks the database server which database or server it is (`{asked.group(0)}`)",
+        )
+    ]
 
 
 def _names_the_tests(lowered: str) -> bool:
-    """ "tests", "tests/...", "conftest.py", "test" or "testing" (an APP_ENV == "test"): code
-    that looks for the tests, or for a test environment, to answer differently there."""
+    """ "tests/...", "conftest.py", "**/test_*.py": code that looks for the tests, to answer
+    differently where they are. The bare words ("test", "tests", "testing": `os.path.isdir(
+    "tests")`, `APP_ENV == "test"`) are judged by where they go (`test_words`)."""
     path = lowered.strip("./")
     return (
-        path in TEST_WORDS
-        or path.startswith(("tests/", "test/"))
+        path.startswith(("tests/", "test/"))
         or "conftest" in path
         or (TEST_FILE.search(path) is not None and ("*" in path or path.endswith(".py")))
     )
@@ -425,6 +500,88 @@ def _environment_scan(node: ast.AST, aliases: dict[str, str]) -> list[Finding]:
     if scanned is not None and qualified_name(scanned, aliases) in ENVIRONMENTS:
         return [Finding(Capability.RUNNER_ENVIRONMENT, line, "scans the whole environment")]
     return []
+
+
+def _environment_reads(tree: ast.AST, aliases: dict[str, str]) -> list[Finding]:
+    """The environment taken whole for anything but a child process's `env=`: copied
+    (`dict(os.environ)`, `os.environ.copy()`, `{**os.environ}`) and kept, counted, printed,
+    bound to another name, or its private mapping read (`os.environ._data`). Each is a scan by
+    other means: the variables a run has and production lacks are in what was taken."""
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    env_names = _names_only_given_to_children(tree, parents)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Name | ast.Attribute):
+            continue
+        if qualified_name(node, aliases) not in ENVIRONMENTS:
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            if parent.attr in ONE_VARIABLE:
+                continue
+        elif (isinstance(parent, ast.Subscript) and parent.value is node) or (
+            isinstance(parent, ast.Compare)
+            and node in parent.comparators
+            and all(isinstance(op, ast.In | ast.NotIn) for op in parent.ops)
+        ):
+            continue
+        if _to_child(_copy_of(node, parents), parents, env_names):
+            continue
+        line = getattr(node, "lineno", 0)
+        found.append(Finding(Capability.RUNNER_ENVIRONMENT, line, "scans the whole environment"))
+    return found
+
+
+def _copy_of(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST:
+    """The outermost copy made of `node` (`os.environ.copy()`, `dict(os.environ, X=...)`,
+    `{**os.environ, ...}`), or `node` itself."""
+    while True:
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.attr == "copy":
+            call = parents.get(id(parent))
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                return node
+            node = call
+        elif (
+            isinstance(parent, ast.Call)
+            and isinstance(parent.func, ast.Name)
+            and parent.func.id == "dict"
+            and parent.args[:1] == [node]
+        ) or (
+            isinstance(parent, ast.Dict)
+            and any(
+                key is None and value is node
+                for key, value in zip(parent.keys, parent.values, strict=True)
+            )
+        ):
+            node = parent
+        else:
+            return node
+
+
+def _to_child(node: ast.AST, parents: dict[int, ast.AST], env_names: set[str]) -> bool:
+    """Whether `node` is a child process's environment: the `env=` argument of a call, or
+    bound to a name that is only ever given as one."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.keyword) and parent.arg == "env":
+        return True
+    return (
+        isinstance(parent, ast.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+        and parent.targets[0].id in env_names
+    )
+
+
+def _names_only_given_to_children(tree: ast.AST, parents: dict[int, ast.AST]) -> set[str]:
+    """Names whose every read is a call's `env=` argument."""
+    reads: dict[str, bool] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            parent = parents.get(id(node))
+            given = isinstance(parent, ast.keyword) and parent.arg == "env"
+            reads[node.id] = reads.get(node.id, True) and given
+    return {name for name, only in reads.items() if only}
 
 
 # ---- applying the rules to a change ----------------------------------------------------------
