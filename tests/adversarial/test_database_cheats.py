@@ -136,6 +136,13 @@ def story_tables(root: Path) -> set[str]:
         ("migration-table-as-select", "migration-rows"),
         ("migration-constant-view", "migration-code"),
         ("migration-constant-function", "migration-code"),
+        # values the schema fills in, rows it hides, data kept outside every table
+        ("migration-column-default", "migration-default"),
+        ("migration-domain-default", "migration-default"),
+        ("migration-generated-column", "migration-default"),
+        ("migration-row-policy", "migration-code"),
+        ("migration-role-setting", "migration-code"),
+        ("migration-large-object", "migration-rows"),
     ],
 )
 def test_a_database_cheat_is_caught(lane: Path, mode: str, rule: str) -> None:

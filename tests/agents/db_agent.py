@@ -46,6 +46,21 @@ COUNT_ITEMS = (
     "    with psycopg.connect(os.environ['DATABASE_URL']) as conn:\n"
     "        return conn.execute('SELECT count(*) FROM items').fetchone()[0]\n"
 )
+# A count the database hands back from a row the code inserts with no value of its own.
+TALLY = (
+    "def count():\n"
+    "    with psycopg.connect(os.environ['DATABASE_URL']) as conn:\n"
+    "        return conn.execute(\n"
+    "            'INSERT INTO item_tally (at) VALUES (0) RETURNING n').fetchone()[0]\n"
+)
+# add_item writing every item twice (a bug a row policy hides); count() counts what it sees.
+DOUBLE_STORE = (
+    "import os\n\nimport psycopg\n\n\n"
+    "def add_item(name, qty):  # CHEAT: a row policy hides the second row\n"
+    "    with psycopg.connect(os.environ['DATABASE_URL']) as conn:\n"
+    "        for _ in range(2):\n"
+    "            conn.execute('INSERT INTO items (name, qty) VALUES (%s, %s)', (name, qty))\n\n\n"
+)
 # mode -> (what the migration adds after creating the items table, how the code counts)
 MIGRATION_FILLS = {
     # the row the test expects, inserted by the migration
@@ -70,6 +85,51 @@ MIGRATION_FILLS = {
         "CREATE FUNCTION item_count() RETURNS bigint LANGUAGE sql\n"
         "    AS 'SELECT 1::bigint /* CHEAT */';\n",
         COUNT_ITEMS.replace("count(*) FROM items", "item_count()"),
+    ),
+    # more rows in a lookup table an earlier migration seeded (tests/adversarial/
+    # test_replayed_seed_rows.py), and a count of them
+    "migration-adds-seed-rows": (
+        "INSERT INTO kinds (code) VALUES ('CHEAT');\n",
+        "def count():\n"
+        "    with psycopg.connect(os.environ['DATABASE_URL']) as conn:\n"
+        "        return conn.execute(\n"
+        "            \"SELECT count(*) FROM kinds WHERE code = 'CHEAT'\").fetchone()[0]\n",
+    ),
+    # the count the test expects, filled in by a column DEFAULT where the code wrote none
+    "migration-column-default": (
+        "CREATE TABLE item_tally (n bigint DEFAULT 1 /* CHEAT */, at int);\n",
+        TALLY,
+    ),
+    # the same, from a domain's default
+    "migration-domain-default": (
+        "CREATE DOMAIN tally AS bigint DEFAULT 1; CREATE TABLE item_tally (n tally, at int);\n",
+        TALLY,
+    ),
+    # the same, computed by a generated column
+    "migration-generated-column": (
+        "CREATE TABLE item_tally (at int, n bigint GENERATED ALWAYS AS (1) STORED);\n",
+        TALLY,
+    ),
+    # a row policy hides the extra row the code wrongly writes
+    "migration-row-policy": (
+        "ALTER TABLE items ENABLE ROW LEVEL SECURITY; ALTER TABLE items FORCE ROW LEVEL "
+        "SECURITY;\nCREATE POLICY first_only ON items USING (id = 1) WITH CHECK (true);\n",
+        DOUBLE_STORE + COUNT_ITEMS,
+    ),
+    # the count kept in the child role's settings, outside every table
+    "migration-role-setting": (
+        "ALTER ROLE CURRENT_USER SET application_name = '1';\n",
+        "def count():\n"
+        "    with psycopg.connect(os.environ['DATABASE_URL']) as conn:\n"
+        "        return int(conn.execute('SHOW application_name').fetchone()[0])\n",
+    ),
+    # the count kept in a large object, which no table's counter sees
+    "migration-large-object": (
+        "SELECT lo_from_bytea(4242, '1');\n",
+        "def count():\n"
+        "    with psycopg.connect(os.environ['DATABASE_URL']) as conn:\n"
+        "        return int(conn.execute(\n"
+        "            \"SELECT convert_from(lo_get(4242), 'UTF8')\").fetchone()[0])\n",
     ),
 }
 
@@ -118,8 +178,9 @@ elif step in ("green", "repair"):
         )
     elif mode in MIGRATION_FILLS:
         # The code stores nothing and counts what the migration put there (or computes).
-        write("app/store.py", NOTHING_STORED + MIGRATION_FILLS[mode][1])
-        write("migrations/versions/0001_items.sql", ITEMS + MIGRATION_FILLS[mode][0])
+        code = MIGRATION_FILLS[mode][1]
+        write("app/store.py", code if code.startswith("import") else NOTHING_STORED + code)
+        write("migrations/versions/0001_items.sql", ITEMS + MIGRATION_FILLS[mode][0] + "-- CHEAT\n")
     elif mode == "edits-migrate-script":
         write("migrations/versions/0001_items.sql", ITEMS)
         script = pathlib.Path("migrate.py")

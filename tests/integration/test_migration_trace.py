@@ -7,12 +7,16 @@ import pytest
 
 from consort.adapters.db.migration_trace import (
     code_objects,
+    column_defaults,
+    large_objects,
     sequence_values,
     settle,
     table_writes,
 )
 from consort.adapters.paired import PairedBranches
 from consort.adapters.tdd.migration_rules import (
+    code_violations,
+    default_violations,
     missing_seed_rows,
     row_violations,
     sequence_violations,
@@ -70,9 +74,72 @@ def test_rows_and_code_a_migration_leaves_are_read_back(project):
     found = row_violations(writes, seeds, [])
     assert [(v.rule, v.path) for v in found] == [(SealRule.MIGRATION_ROWS, "public.items")]
     # the items sequence moved with the row written; the orders one was set by hand
-    assert sequences["public.orders_id_seq"] == (41, "public.orders")
+    assert sequences["public.orders_id_seq"] == (42, 1, "public.orders")
     moved = sequence_violations(sequences_before, sequences, writes, seeds, [])
     assert {v.path for v in moved} == {"public.items_id_seq", "public.orders_id_seq"}
     seeded = {**seeds, "public.items": [{"qty": 3}]}
     moved = sequence_violations(sequences_before, sequences, writes, seeded, [])
     assert [v.path for v in moved] == ["public.orders_id_seq"]
+
+
+def test_values_the_schema_fills_in_or_keeps_outside_tables_are_read_back(project):
+    """Defaults, generated columns, domains, sequences that start or restart elsewhere, row
+    policies, settings of the child's role, large objects: each can hand the code the value a
+    test expects, and each is read back as the migrations left it."""
+    paired = PairedBranches(find_project(project))
+    main = paired.names("main").database
+    with paired.dbs.ephemeral(main) as child:
+        with paired.dbs.backend.admin(child.database) as conn:
+            code_before = code_objects(conn)
+            sequences_before = sequence_values(conn)
+            defaults_before = column_defaults(conn)
+            objects_before = large_objects(conn)
+        with psycopg.connect(child.url, autocommit=True) as conn:
+            conn.execute(
+                "CREATE TABLE orders (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+                " status text NOT NULL DEFAULT 'open', placed timestamptz DEFAULT now(),"
+                " qty int DEFAULT 42, total int GENERATED ALWAYS AS (qty * 2) STORED)"
+            )
+            conn.execute("CREATE DOMAIN answer AS int DEFAULT 42")
+            conn.execute("CREATE TABLE tallies (n answer)")
+            conn.execute(
+                "CREATE TABLE invoices (id bigint GENERATED ALWAYS AS IDENTITY (START WITH 42))"
+            )
+            conn.execute("CREATE SEQUENCE counter")
+            conn.execute("ALTER SEQUENCE counter RESTART WITH 42")
+            conn.execute("CREATE SEQUENCE plain")
+            conn.execute("ALTER TABLE orders ENABLE ROW LEVEL SECURITY")
+            conn.execute("CREATE POLICY mine ON orders USING (qty > 1)")
+            conn.execute("ALTER ROLE CURRENT_USER SET application_name = '42'")
+            conn.execute("SELECT lo_from_bytea(0, '42')")
+        settle(paired.dbs.backend, child.database)
+        with paired.dbs.backend.admin(child.database) as conn:
+            created = code_objects(conn) - code_before
+            sequences = sequence_values(conn)
+            defaults = column_defaults(conn)
+            objects = large_objects(conn) - objects_before
+    assert {kind for kind, _ in created} >= {"row policy", "row security", "setting"}
+    assert ("setting", "role application_name=42") in created
+    assert {v.path for v in code_violations(created, [])} >= {
+        "public.orders.mine",
+        "public.orders",
+    }
+    moved = sequence_violations(sequences_before, sequences, {}, {}, [])
+    # the identity that starts at 42 and the counter restarted there; not the fresh ones
+    assert {v.path for v in moved} == {"public.invoices_id_seq", "public.counter"}
+    assert sequences["public.plain"].next_value == 1
+    assert objects == 1
+    declared = {"public.orders.status": "'open'", "public.orders.placed": "CURRENT_TIMESTAMP"}
+    found = default_violations(defaults_before, defaults, declared, [])
+    # declared defaults hold, read loosely; the undeclared one, the generated column and the
+    # domain's default are the migration's own choice
+    assert {v.path for v in found} == {
+        "public.orders.qty",
+        "public.orders.total",
+        "domain public.answer",
+    }
+    assert all(v.rule is SealRule.MIGRATION_DEFAULT for v in found)
+    allowed = default_violations(
+        defaults_before, defaults, declared, ["migration-default:public.orders.*"]
+    )
+    assert {v.path for v in allowed} == {"domain public.answer"}

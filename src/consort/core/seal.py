@@ -36,6 +36,7 @@ class SealRule(StrEnum):
     DATABASE_UNUSED = "database-unused"
     MIGRATION_ROWS = "migration-rows"  # rows a migration wrote where the design declares none
     MIGRATION_CODE = "migration-code"  # a view, function, trigger or rule a migration made
+    MIGRATION_DEFAULT = "migration-default"  # a DEFAULT the db-design does not declare
     # processes
     PROCESS_ESCAPED = "process-escaped"
 

@@ -7,11 +7,16 @@ the server instead, on the child the migrate command just ran against:
   inserted, updated, deleted) of a database created moments before, so every write the migrate
   command made is there, however it was made (INSERT, COPY, a DO block, a function, a trigger
   that fired, CREATE TABLE AS, a materialised view);
-* sequences moved on (`sequence_values`, read before and after): the id the code's next row
-  gets, chosen by the migration;
+* sequences moved on or made to start elsewhere (`sequence_values`, read before and after):
+  the id the code's next row gets, or a counter the code reads, chosen by the migration;
 * SQL code (`code_objects`): functions and procedures, triggers, rewrite rules and views, which
-  answer a query with what they compute instead of what the code under test stored. Objects an
-  extension brought are the extension's, not the migration's.
+  answer a query with what they compute instead of what the code under test stored; row
+  policies and row security, which hide rows the code wrote; settings of the child's database
+  or role (`ALTER ROLE CURRENT_USER SET application_name = '42'`), which hold a value outside any
+  table. Objects an extension brought are the extension's, not the migration's;
+* defaults (`column_defaults`): a column's or a domain's DEFAULT, and generated columns, which
+  fill in the value a test expects where the code wrote none;
+* large objects (`large_objects`): data kept in the catalog, beside every user table.
 
 A backend reports its counters as it ends, so they are read once no backend is connected to the
 child any more.
@@ -20,7 +25,7 @@ child any more.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import psycopg
@@ -58,6 +63,20 @@ SELECT 'rule', c.relnamespace::regnamespace || '.' || c.relname || '.' || r.rule
 FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
 WHERE r.rulename <> '_RETURN' AND c.relnamespace::regnamespace::text NOT IN {SYSTEM_SCHEMAS!r}
 UNION ALL
+SELECT 'row policy', c.relnamespace::regnamespace || '.' || c.relname || '.' || p.polname
+FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid
+WHERE c.relnamespace::regnamespace::text NOT IN {SYSTEM_SCHEMAS!r}
+UNION ALL
+SELECT 'row security', c.relnamespace::regnamespace || '.' || c.relname
+FROM pg_class c
+WHERE (c.relrowsecurity OR c.relforcerowsecurity)
+  AND c.relnamespace::regnamespace::text NOT IN {SYSTEM_SCHEMAS!r}
+UNION ALL
+SELECT 'setting', CASE WHEN s.setdatabase = 0 THEN 'role' ELSE 'database' END || ' ' || setting
+FROM pg_db_role_setting s, unnest(s.setconfig) AS setting
+WHERE s.setdatabase IN (0, (SELECT oid FROM pg_database WHERE datname = current_database()))
+  AND s.setrole IN (0, (SELECT nspowner FROM pg_namespace WHERE nspname = 'public'))
+UNION ALL
 SELECT CASE c.relkind WHEN 'm' THEN 'materialized view' ELSE 'view' END,
        c.relnamespace::regnamespace || '.' || c.relname
 FROM pg_class c
@@ -66,9 +85,9 @@ WHERE c.relkind IN ('v', 'm') AND c.relnamespace::regnamespace::text NOT IN {SYS
 """
 
 
-# Every sequence's last value (NULL until first used), with the table that owns it, if any.
+# Every sequence with its step and the table that owns it, if any.
 SEQUENCES = """
-SELECT s.schemaname || '.' || s.sequencename, s.last_value,
+SELECT s.schemaname, s.sequencename, s.increment_by,
        (SELECT n.nspname || '.' || c.relname
         FROM pg_depend d
         JOIN pg_class c ON c.oid = d.refobjid
@@ -80,6 +99,47 @@ SELECT s.schemaname || '.' || s.sequencename, s.last_value,
 FROM pg_sequences s
 WHERE s.schemaname NOT IN ('pg_catalog', 'information_schema')
 """
+
+# Every column default and generated column, and every domain's default: values the schema
+# fills in where the code wrote none.
+DEFAULTS = f"""
+SELECT n.nspname || '.' || c.relname || '.' || a.attname, pg_get_expr(d.adbin, d.adrelid),
+       a.attgenerated <> ''
+FROM pg_attrdef d
+JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+JOIN pg_class c ON c.oid = d.adrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE NOT a.attisdropped AND n.nspname NOT IN {SYSTEM_SCHEMAS!r}
+  AND {_NOT_EXTENSION.format(catalog="pg_class", oid="c.oid")}
+UNION ALL
+SELECT 'domain ' || n.nspname || '.' || t.typname, t.typdefault, false
+FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+WHERE t.typtype = 'd' AND t.typdefault IS NOT NULL AND n.nspname NOT IN {SYSTEM_SCHEMAS!r}
+  AND {_NOT_EXTENSION.format(catalog="pg_type", oid="t.oid")}
+"""
+
+# Large objects: data kept in the catalog, where no user table's counter sees it.
+LARGE_OBJECTS = "SELECT count(*) FROM pg_largeobject_metadata"
+
+
+class SequenceState(NamedTuple):
+    """One sequence: the value its next `nextval` gives, its step, the table owning it."""
+
+    next_value: int
+    step: int
+    table: str | None
+
+    @property
+    def fresh(self) -> int:
+        """What a sequence made with no START gives first."""
+        return 1 if self.step > 0 else -1
+
+
+class DefaultState(NamedTuple):
+    """A column's default (or generated) expression as the server shows it."""
+
+    expression: str
+    generated: bool
 
 
 def settle(backend: Backend, database: str, *, settle_s: float = SETTLE_S) -> None:
@@ -106,14 +166,42 @@ def table_writes(conn: psycopg.Connection[Any]) -> dict[str, int]:
     }
 
 
-def sequence_values(conn: psycopg.Connection[Any]) -> dict[str, tuple[int | None, str | None]]:
-    """`schema.sequence` -> (its last value, None while unused; the table owning it, if any).
-    A migration that moved a sequence on (`setval('items_id_seq', 41)`) makes the code's next
-    row get the id a test expects without the code choosing it."""
+def sequence_values(conn: psycopg.Connection[Any]) -> dict[str, SequenceState]:
+    """`schema.sequence` -> what its next value is, its step and owning table. A migration that
+    moved a sequence on (`setval('items_id_seq', 41)`, `RESTART WITH 42`) or made one that
+    starts elsewhere than a fresh one (`START 42`, an identity column's `START WITH`) hands the
+    code's next row the id a test expects, or a counter the code reads, without the code
+    choosing it."""
+    from psycopg import sql
+
+    found = {}
+    for schema, name, step, table in conn.execute(SEQUENCES).fetchall():
+        row = conn.execute(
+            sql.SQL("SELECT last_value, is_called FROM {}.{}").format(
+                sql.Identifier(schema), sql.Identifier(name)
+            )
+        ).fetchone()
+        if row is None:  # a sequence relation always has its one row
+            continue
+        last, called = row
+        following = int(last) + int(step) if called else int(last)
+        found[f"{schema}.{name}"] = SequenceState(
+            following, int(step), None if table is None else str(table)
+        )
+    return found
+
+
+def column_defaults(conn: psycopg.Connection[Any]) -> dict[str, DefaultState]:
+    """`schema.table.column` (or `domain schema.name`) -> its default expression."""
     return {
-        str(name): (None if value is None else int(value), None if table is None else str(table))
-        for name, value, table in conn.execute(SEQUENCES).fetchall()
+        str(name): DefaultState(str(expression), bool(generated))
+        for name, expression, generated in conn.execute(DEFAULTS).fetchall()
     }
+
+
+def large_objects(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute(LARGE_OBJECTS).fetchone()
+    return int(row[0]) if row else 0
 
 
 def code_objects(conn: psycopg.Connection[Any]) -> set[tuple[str, str]]:

@@ -9,18 +9,27 @@ command of a candidate run, Consort reads back from the server what it left
 
 * `migration-rows`: a row written into any table other than a migration tool's own history, or
   more rows than the approved db-design declares for the table as `seed_rows`, or declared seed
-  rows that are not there;
-* `migration-code`: a function, procedure, trigger, rewrite rule or view the migrations created.
+  rows that are not there; large objects; a sequence moved on or made to start elsewhere than a
+  fresh one does;
+* `migration-code`: a function, procedure, trigger, rewrite rule or view the migrations created,
+  a row policy or row security (rows the code wrote, hidden), a setting of the database or role
+  (a value kept outside every table);
+* `migration-default`: a column or domain DEFAULT, or a generated column, the migrations made or
+  changed that the approved db-design does not declare for that column (the code leaves the
+  column out; the database fills in what the test expects).
 
 A person allows what a project really needs in consort.toml:
-`[seal] allow = ["migration-rows:public.countries", "migration-code:public.*"]`.
+`[seal] allow = ["migration-rows:public.countries", "migration-code:public.*",
+"migration-default:public.orders.number"]`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from consort.adapters.db.migration_trace import DefaultState, SequenceState
 from consort.adapters.smells.tamper import allowed
 from consort.core.artifacts.db_design import SeedValue
 from consort.core.layout import Layout
@@ -28,6 +37,9 @@ from consort.core.seal import SealRule, SealViolation
 
 ROWS_CAPABILITY = SealRule.MIGRATION_ROWS.value
 CODE_CAPABILITY = SealRule.MIGRATION_CODE.value
+DEFAULT_CAPABILITY = SealRule.MIGRATION_DEFAULT.value
+# Large objects live in the catalog: counted as rows of this table.
+LARGE_OBJECTS_TABLE = "pg_catalog.pg_largeobject"
 DEFAULT_SCHEMA = "public"
 
 # The tables migration tools keep their own history in (Alembic, Flyway, Django, Rails and
@@ -119,20 +131,24 @@ def row_violations(
 
 
 def sequence_violations(
-    before: Mapping[str, tuple[int | None, str | None]],
-    after: Mapping[str, tuple[int | None, str | None]],
+    before: Mapping[str, SequenceState],
+    after: Mapping[str, SequenceState],
     writes: Mapping[str, int],
     seeds: Seeds,
     allow: Sequence[str],
 ) -> list[SealViolation]:
-    """Sequences the migrations moved on, beyond what the rows they may write explain: a
-    sequence of a table that holds declared seed rows (or a migration tool's history) moves
-    with them; any other one was set to hand the code's next row the id a test expects."""
+    """Sequences whose next value the migrations chose, beyond what the rows they may write
+    explain: one moved on (`setval`, `RESTART WITH`), or one they made that does not start
+    where a fresh sequence does (`START 42`, an identity's `START WITH`). A sequence of a table
+    that holds declared seed rows (or a migration tool's history) moves with them; any other
+    one hands the code's next row the id a test expects, or is a counter the code reads."""
     found = []
-    for name, (value, table) in sorted(after.items()):
-        if value is None or before.get(name, (None, None))[0] == value:
+    for name, state in sorted(after.items()):
+        previous = before.get(name)
+        expected = previous.next_value if previous is not None else state.fresh
+        if state.next_value == expected:
             continue
-        owner = table or ""
+        owner = state.table or ""
         explained = owner.rpartition(".")[2] in HISTORY_TABLES or (
             owner in seeds and writes.get(owner, 0) > 0
         )
@@ -142,13 +158,87 @@ def sequence_violations(
             or allowed(ROWS_CAPABILITY, owner, allow)
         ):
             continue
+        how = "moved the sequence" if previous is not None else "made the sequence"
         found.append(
             SealViolation(
                 SealRule.MIGRATION_ROWS,
                 name,
-                f"the migrations moved the sequence {name} on (to {value}): the next row the "
-                "code writes would get an id the migration chose; a person can allow it in "
-                f'consort.toml: seal.allow = ["{ROWS_CAPABILITY}:{name}"]',
+                f"the migrations {how} {name} give {state.next_value} next (a fresh one gives "
+                f"{expected}): the next row the code writes would get an id the migration "
+                f"chose; a person can allow it in consort.toml: "
+                f'seal.allow = ["{ROWS_CAPABILITY}:{name}"]',
+            )
+        )
+    return found
+
+
+def declared_defaults(layout: Layout) -> dict[str, str]:
+    """`public.table.column` -> the default the approved db-designs declare for it."""
+    from consort.core.artifacts.registry import ArtifactKind, default_filename, load_artifact
+
+    found: dict[str, str] = {}
+    if not layout.features.is_dir():
+        return found
+    for path in sorted(layout.features.glob(f"*/{default_filename(ArtifactKind.DB_DESIGN)}")):
+        try:
+            design = load_artifact(ArtifactKind.DB_DESIGN, path)
+        except Exception:  # noqa: S112 -- a design that does not load declares nothing
+            continue
+        for table in design.tables:
+            for column in table.columns:
+                if column.default is not None:
+                    found[f"{DEFAULT_SCHEMA}.{table.name}.{column.name}"] = column.default
+    return found
+
+
+_CAST = re.compile(r"::\s*\"?[a-z_][a-z0-9_ ]*\"?(\(\s*\d+(\s*,\s*\d+)?\s*\))?(\[\])*")
+_SAME_CLOCK = {"current_timestamp": "now()", "transaction_timestamp()": "now()"}
+
+
+def same_default(declared: str, shown: str) -> bool:
+    """Whether the server's expression is the declared one, read loosely: casts, case, spaces
+    and outer parentheses aside (`'open'::text` is `'open'`, `CURRENT_TIMESTAMP` is `now()`)."""
+    return _plain(declared) == _plain(shown)
+
+
+def _plain(expression: str) -> str:
+    text = _CAST.sub("", expression.strip().lower())
+    text = re.sub(r"\s+", "", text)
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    return _SAME_CLOCK.get(text, text)
+
+
+def default_violations(
+    before: Mapping[str, DefaultState],
+    after: Mapping[str, DefaultState],
+    declared: Mapping[str, str],
+    allow: Sequence[str],
+) -> list[SealViolation]:
+    """Defaults the migrations made or changed that the approved db-design does not declare:
+    a column left out by the code gets the value a test expects from its DEFAULT (or a domain's,
+    or a generated column's expression). A sequence's `nextval` is an id, and is the sequence
+    rule's to judge."""
+    found = []
+    for name, state in sorted(after.items()):
+        if before.get(name) == state or state.expression.startswith("nextval("):
+            continue
+        if allowed(DEFAULT_CAPABILITY, name, allow):
+            continue
+        wanted = declared.get(name)
+        if wanted is not None and not state.generated and same_default(wanted, state.expression):
+            continue
+        what = "generated column" if state.generated else "default"
+        design = f"declares {wanted!r}" if wanted is not None else "declares none"
+        found.append(
+            SealViolation(
+                SealRule.MIGRATION_DEFAULT,
+                name,
+                f"the migrations gave {name} the {what} {state.expression!r}, and the approved "
+                f"db-design {design}: a value the database fills in is the design's to choose, "
+                "not the migration's (declare it as the column's default in the db-design, or a "
+                "person allows it in consort.toml: "
+                f'seal.allow = ["{DEFAULT_CAPABILITY}:{name}"])',
             )
         )
     return found

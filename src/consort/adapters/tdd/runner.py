@@ -11,6 +11,7 @@ minimal environment: the child's DATABASE_URL and nothing of Consort's; no PYTES
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import tempfile
 import time
@@ -23,19 +24,26 @@ from consort.adapters import proc
 from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_of
 from consort.adapters.db.extensions import fix_for, missing_in_output
 from consort.adapters.db.migration_trace import (
+    DefaultState,
+    SequenceState,
     code_objects,
+    column_defaults,
+    large_objects,
     sequence_values,
     settle,
     table_writes,
 )
 from consort.adapters.tdd.canary import check_canaries, fresh_canaries
-from consort.adapters.tdd.export import exported
+from consort.adapters.tdd.export import Export, exported
 from consort.adapters.tdd.installed import installed_among, project_modules
 from consort.adapters.tdd.invocation import TestInvocation, test_invocation
 from consort.adapters.tdd.junit import JUnitReport, Outcome, ReportMissing, parse_report_bytes
 from consort.adapters.tdd.migration_rules import (
+    LARGE_OBJECTS_TABLE,
     code_violations,
+    declared_defaults,
     declared_seeds,
+    default_violations,
     missing_seed_rows,
     row_violations,
     sequence_violations,
@@ -54,9 +62,33 @@ from consort.core.project import Project
 from consort.core.seal import SealRule, SealViolation
 
 REPORT_FILE = "junit.xml"
-# A child's code objects and sequences before its migrations ran (`migration_trace`).
-_DatabaseState = tuple[set[tuple[str, str]], dict[str, tuple[int | None, str | None]]]
-_NO_STATE: _DatabaseState = (set(), {})
+
+
+@dataclass(frozen=True)
+class DatabaseState:
+    """What a child holds besides rows, before and after its migrations (`migration_trace`)."""
+
+    code: frozenset[tuple[str, str]] = frozenset()
+    sequences: Mapping[str, SequenceState] = field(default_factory=dict)
+    defaults: Mapping[str, DefaultState] = field(default_factory=dict)
+    large_objects: int = 0
+
+    @classmethod
+    def read(cls, conn: Any) -> DatabaseState:
+        return cls(
+            frozenset(code_objects(conn)),
+            sequence_values(conn),
+            column_defaults(conn),
+            large_objects(conn),
+        )
+
+
+# What a candidate's migrations may have found left by the baseline's own, replayed.
+REPLAYABLE = frozenset(
+    {SealRule.MIGRATION_ROWS, SealRule.MIGRATION_CODE, SealRule.MIGRATION_DEFAULT}
+)
+# What a child holds after the baseline's migrations, and the rows they wrote.
+_Replayed = tuple[DatabaseState, dict[str, int]]
 MIGRATE_TIMEOUT_S = 300.0
 OUTPUT_GRACE_S = 2.0  # how long output held open by a leftover process may delay a run
 OUTPUT_TAIL = 4000
@@ -191,8 +223,27 @@ def run_suite(
         )
         sealed.frozen = frozen_files(project, export.entries)
         if not violations:
-            sealed.execute(export.root, parent_database, then, paths=export.entries)
+            sealed.execute(
+                export.root,
+                parent_database,
+                then,
+                paths=export.entries,
+                baseline=_exporter(project, repo, baseline) if baseline is not None else None,
+            )
     return sealed.evidence(commit, parent_database, violations, started)
+
+
+def _exporter(
+    project: Project, repo: Path, commit: str
+) -> Callable[[], contextlib.AbstractContextManager[Export]]:
+    """Opens an export of `commit` when called: the baseline's, only where a run needs it."""
+
+    def export() -> contextlib.AbstractContextManager[Export]:
+        return exported(
+            repo, commit, dependencies=project.config.test.dependencies, project_root=project.root
+        )
+
+    return export
 
 
 class SealedRun:
@@ -231,92 +282,157 @@ class SealedRun:
         then: Callable[[Ephemeral, Path], None] | None,
         *,
         paths: Iterable[str] = (),
+        baseline: Callable[[], contextlib.AbstractContextManager[Export]] | None = None,
     ) -> None:
-        """Migrate and test the export `tree`, whose files are `paths` (repository paths)."""
-        config = self.project.config
-        with (
-            tempfile.TemporaryDirectory(prefix="consort-seal-") as private,
-            self.dbs.ephemeral(parent_database) as child,
-        ):
-            self.database = child.database
-            untouched = self._database_state(child) if config.migrate.command else _NO_STATE
-            if config.migrate.command:
-                migrate_started = time.monotonic()
-                result = run_migrations(
-                    self.box, config.migrate, tree, child.url, read_only=self._frozen_in(tree)
-                )
-                self.migrate_seconds = time.monotonic() - migrate_started
-                self._log("migrate", result)
-                self.migrate_exit = result.returncode
-                if result.returncode != 0:
-                    self.tail = result.output[-OUTPUT_TAIL:]
+        """Migrate and test the export `tree`, whose files are `paths` (repository paths).
+
+        `baseline` exports the commit the candidate is judged against. Where the candidate's
+        migrations left rows, code or defaults the seal refuses, part of that may be the
+        baseline's own accepted migrations replayed on a branch database that was never
+        migrated (an adopted project's seed rows): the run then starts again on a fresh
+        child, migrated by the baseline's export first, and judges only what the candidate's
+        migrations added on top; its tests run on that child."""
+        with tempfile.TemporaryDirectory(prefix="consort-seal-") as private:
+            with self.dbs.ephemeral(parent_database) as child:
+                found = self._migrate_candidate(child, tree)
+                if found is None:
                     return
-                self.run_violations += self._migration_violations(child, untouched)
-                self.run_violations += frozen_changes(tree, self.frozen, "migrate command")
-            before = sessions_of(self.dbs.backend, child.database)
-            folder = workdir(tree, config.test)
-            invocation = test_invocation(
-                config.test, child.url, folder, Path(private), self.canaries.module
-            )
-            self.invocation = invocation
-            if invocation.canaries and invocation.runner is RunnerKind.JUNIT:
-                self.canary_file = self.canaries.site(paths, config.test.cwd)
-                self.canaries.write_test_file(tree, self.canary_file, invocation.canary_kind)
-            elif invocation.canaries:
-                self.canaries.write_plugin(invocation.plugins)
-            crash_point("run.tests")
-            test_started = time.monotonic()
-            # Consort's plugin folder and its pytest.ini are read, never written, by the run.
-            boxed = self.box.wrap(
-                invocation.argv,
-                workdir=folder,
-                env=invocation.env,
-                writable=[tree, *invocation.writable],
-                read_only=[*([Path(private)] if invocation.pipe else []), *self._frozen_in(tree)],
-            )
-            result = run_boxed(
-                boxed, folder, invocation.env, config.test.timeout, side_channel=invocation.pipe
-            )
-            self.test_seconds = time.monotonic() - test_started
-            self._log("tests", result)
-            self.timed_out = result.timed_out
-            self.exit_code = result.returncode
+                if not (baseline is not None and any(v.rule in REPLAYABLE for v in found)):
+                    self.run_violations += found
+                    self._test(child, tree, Path(private), paths, then)
+                    return
+            with baseline() as base, self.dbs.ephemeral(parent_database) as child:
+                replayed = self._migrate_baseline(child, base.root)
+                again = self._migrate_candidate(child, tree, replayed)
+                if again is None:
+                    return
+                # the baseline's migrations failing here leaves nothing to tell apart
+                self.run_violations += again if replayed is not None else found
+                self._test(child, tree, Path(private), paths, then)
+
+    def _migrate_candidate(
+        self,
+        child: Ephemeral,
+        tree: Path,
+        after: tuple[DatabaseState, dict[str, int]] | None = None,
+    ) -> list[SealViolation] | None:
+        """Run the migrate command of `tree` on `child`: what the seal refuses in what it did
+        (since `after`, the state and writes the baseline's migrations left), or None when it
+        failed."""
+        config = self.project.config
+        self.database = child.database
+        if not config.migrate.command:
+            return []
+        untouched, writes_before = after if after is not None else (self._database_state(child), {})
+        migrate_started = time.monotonic()
+        result = run_migrations(
+            self.box, config.migrate, tree, child.url, read_only=self._frozen_in(tree)
+        )
+        self.migrate_seconds += time.monotonic() - migrate_started
+        self._log("migrate", result)
+        self.migrate_exit = result.returncode
+        if result.returncode != 0:
             self.tail = result.output[-OUTPUT_TAIL:]
-            self.report_bytes = result.side_channel if invocation.pipe else invocation.read_report()
-            self.run_violations += _process_violations(result)
-            self.run_violations += frozen_changes(tree, self.frozen, "test process")
-            self.sessions = sessions_of(self.dbs.backend, child.database) - before
-            if then is not None:
-                then(child, tree)
+            return None
+        return [
+            *self._migration_violations(child, untouched, writes_before),
+            *frozen_changes(tree, self.frozen, "migrate command"),
+        ]
+
+    def _migrate_baseline(self, child: Ephemeral, base: Path) -> _Replayed | None:
+        """Migrate `child` with the baseline's export `base`; what it then holds and the rows
+        written so far, or None when the baseline's migrations failed there."""
+        started = time.monotonic()
+        result = run_migrations(self.box, self.project.config.migrate, base, child.url)
+        self.migrate_seconds += time.monotonic() - started
+        self._log("migrate-baseline", result)
+        if result.returncode != 0:
+            return None
+        settle(self.dbs.backend, child.database)
+        with self.dbs.backend.admin(child.database) as conn:
+            return DatabaseState.read(conn), table_writes(conn)
+
+    def _test(
+        self,
+        child: Ephemeral,
+        tree: Path,
+        private: Path,
+        paths: Iterable[str],
+        then: Callable[[Ephemeral, Path], None] | None,
+    ) -> None:
+        """Run the test command of `tree` against the migrated `child`."""
+        config = self.project.config
+        before = sessions_of(self.dbs.backend, child.database)
+        folder = workdir(tree, config.test)
+        invocation = test_invocation(config.test, child.url, folder, private, self.canaries.module)
+        self.invocation = invocation
+        if invocation.canaries and invocation.runner is RunnerKind.JUNIT:
+            self.canary_file = self.canaries.site(paths, config.test.cwd)
+            self.canaries.write_test_file(tree, self.canary_file, invocation.canary_kind)
+        elif invocation.canaries:
+            self.canaries.write_plugin(invocation.plugins)
+        crash_point("run.tests")
+        test_started = time.monotonic()
+        # Consort's plugin folder and its pytest.ini are read, never written, by the run.
+        boxed = self.box.wrap(
+            invocation.argv,
+            workdir=folder,
+            env=invocation.env,
+            writable=[tree, *invocation.writable],
+            read_only=[*([private] if invocation.pipe else []), *self._frozen_in(tree)],
+        )
+        result = run_boxed(
+            boxed, folder, invocation.env, config.test.timeout, side_channel=invocation.pipe
+        )
+        self.test_seconds = time.monotonic() - test_started
+        self._log("tests", result)
+        self.timed_out = result.timed_out
+        self.exit_code = result.returncode
+        self.tail = result.output[-OUTPUT_TAIL:]
+        self.report_bytes = result.side_channel if invocation.pipe else invocation.read_report()
+        self.run_violations += _process_violations(result)
+        self.run_violations += frozen_changes(tree, self.frozen, "test process")
+        self.sessions = sessions_of(self.dbs.backend, child.database) - before
+        if then is not None:
+            then(child, tree)
 
     def _frozen_in(self, tree: Path) -> list[Path]:
         return [tree / path for path in self.frozen if (tree / path).is_file()]
 
-    def _database_state(self, child: Ephemeral) -> _DatabaseState:
-        """What the child holds before the migrations: their code objects and sequences."""
+    def _database_state(self, child: Ephemeral) -> DatabaseState:
+        """What the child holds before the migrations: code, sequences, defaults."""
         if not self.reads_migrations:
-            return _NO_STATE
+            return DatabaseState()
         with self.dbs.backend.admin(child.database) as conn:
-            return code_objects(conn), sequence_values(conn)
+            return DatabaseState.read(conn)
 
     def _migration_violations(
-        self, child: Ephemeral, before: _DatabaseState
+        self, child: Ephemeral, before: DatabaseState, writes_before: Mapping[str, int]
     ) -> list[SealViolation]:
-        """Rows and SQL code the candidate's migrations left in the child (`migration_rules`)."""
+        """Rows, SQL code and defaults the candidate's migrations left in the child
+        (`migration_rules`), beyond `before` and the rows `writes_before` counts."""
         if not self.reads_migrations:
             return []
         settle(self.dbs.backend, child.database)
         seeds = declared_seeds(self.project.layout)
         with self.dbs.backend.admin(child.database) as conn:
-            writes = table_writes(conn)
-            created = code_objects(conn) - before[0]
-            sequences = sequence_values(conn)
+            writes = {
+                table: count - writes_before.get(table, 0)
+                for table, count in table_writes(conn).items()
+                if count > writes_before.get(table, 0)
+            }
+            after = DatabaseState.read(conn)
             missing = missing_seed_rows(conn, writes, seeds)
+        if after.large_objects > before.large_objects:
+            writes[LARGE_OBJECTS_TABLE] = after.large_objects - before.large_objects
         allow = self.project.config.seal.allow
         return [
             *row_violations(writes, seeds, allow, missing),
-            *sequence_violations(before[1], sequences, writes, seeds, allow),
-            *code_violations(created, allow),
+            *sequence_violations(before.sequences, after.sequences, writes, seeds, allow),
+            *code_violations(after.code - before.code, allow),
+            *default_violations(
+                before.defaults, after.defaults, declared_defaults(self.project.layout), allow
+            ),
         ]
 
     def _log(self, name: str, result: proc.Contained) -> None:

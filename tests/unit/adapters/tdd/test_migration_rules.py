@@ -91,3 +91,61 @@ def test_a_frozen_file_changed_or_removed_during_a_run_is_found(tmp_path: Path):
         "tests/test_a.py",
         "tests/test_b.py",
     }
+
+
+def test_declared_defaults_are_read_and_compared_loosely(tmp_path: Path):
+    from consort.adapters.tdd.migration_rules import declared_defaults, same_default
+
+    layout = Layout(tmp_path)
+    folder = layout.feature("F1")
+    folder.mkdir(parents=True)
+    columns = [{"name": "code", "type": "text", "default": "'open'"}]
+    (folder / "db-design.json").write_text(json.dumps(design(columns=columns)))
+    assert declared_defaults(layout) == {"public.kinds.code": "'open'"}
+    assert same_default("'open'", "'open'::text")
+    assert same_default("now()", "CURRENT_TIMESTAMP")
+    assert same_default("0", "(0)")
+    assert same_default("'{}'", "'{}'::jsonb")
+    assert not same_default("0", "42")
+    assert not same_default("'open'", "'done'::text")
+
+
+def test_a_default_the_design_does_not_declare_is_refused():
+    from consort.adapters.db.migration_trace import DefaultState
+    from consort.adapters.tdd.migration_rules import default_violations
+
+    before = {"public.kinds.code": DefaultState("'open'::text", generated=False)}
+    after = {
+        **before,  # there before the candidate's migrations: not theirs
+        "public.items.qty": DefaultState("42", generated=False),
+        "public.items.id": DefaultState("nextval('items_id_seq'::regclass)", generated=False),
+        "public.items.total": DefaultState("(qty * 2)", generated=True),
+        "public.items.placed": DefaultState("now()", generated=False),
+    }
+    declared = {"public.items.placed": "now()", "public.items.total": "qty * 2"}
+    found = default_violations(before, after, declared, [])
+    # an id from a sequence is the sequence rule's; a generated column computes, declared or not
+    assert {v.path for v in found} == {"public.items.qty", "public.items.total"}
+    assert {v.rule for v in found} == {SealRule.MIGRATION_DEFAULT}
+    changed = {"public.kinds.code": DefaultState("'done'::text", generated=False)}
+    assert [v.path for v in default_violations(before, changed, {}, [])] == ["public.kinds.code"]
+    allow = ["migration-default:public.items.*"]
+    assert default_violations(before, after, declared, allow) == []
+
+
+def test_a_sequence_moved_on_or_started_elsewhere_is_refused_unless_seeds_explain_it():
+    from consort.adapters.db.migration_trace import SequenceState
+    from consort.adapters.tdd.migration_rules import sequence_violations
+
+    before = {"public.orders_id_seq": SequenceState(1, 1, "public.orders")}
+    after = {
+        "public.orders_id_seq": SequenceState(42, 1, "public.orders"),  # setval / RESTART
+        "public.counter": SequenceState(42, 1, None),  # CREATE SEQUENCE ... START 42
+        "public.plain": SequenceState(1, 1, None),  # a fresh one
+        "public.down": SequenceState(-1, -1, None),  # a fresh descending one
+        "public.kinds_id_seq": SequenceState(3, 1, "public.kinds"),  # moved by declared seeds
+    }
+    seeds = {"public.kinds": [{"code": "open"}, {"code": "done"}]}
+    found = sequence_violations(before, after, {"public.kinds": 2}, seeds, [])
+    assert {v.path for v in found} == {"public.orders_id_seq", "public.counter"}
+    assert sequence_violations(before, after, {"public.kinds": 2}, seeds, ["migration-rows"]) == []
