@@ -45,7 +45,8 @@ def test_an_answer_that_depends_on_the_day_of_the_run_is_refused(source):
         "import time\ndef late(t0):\n    return time.time() - t0 > 30\n",
         "RELEASED = '2019-05-01'\n",
         "from datetime import date\nEPOCH = date(2000, 1, 1)\n",
-        "from datetime import UTC, datetime\ndef stamp():\n    return datetime.now(UTC).isoformat()\n",
+        "from datetime import UTC, datetime\n"
+        "def stamp():\n    return datetime.now(UTC).isoformat()\n",
     ],
 )
 def test_the_time_of_day_durations_and_old_dates_are_let_through(source):
