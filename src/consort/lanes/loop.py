@@ -7,7 +7,8 @@ action twice with no change in state is a stall: an error, never a spin.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from consort.adapters import proc
@@ -71,6 +72,7 @@ def drive(
         stop_signals_interrupt(),
         hold_writer(project.state_dir),
         proc.owning_children(project.state_dir),
+        _throwaway_children_dropped(),
     ):
         ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
         state = derive(ledger.read(), project.config, project.state_dir)
@@ -136,6 +138,18 @@ def _end_expired_spikes(project: Project, ledger: Ledger) -> list[str]:
         + (f", its notes kept at {end.notes}" if end.notes else " (it left no notes)")
         for end in collect_expired(project, ledger)
     ]
+
+
+@contextlib.contextmanager
+def _throwaway_children_dropped() -> Iterator[None]:
+    """The drive ends once the throwaway children of its runs and turns are dropped (they are
+    dropped off the runs' path, `branching.DROPS`)."""
+    try:
+        yield
+    finally:
+        from consort.adapters.db.branching import DROPS
+
+        DROPS.finish()
 
 
 def _commit_evidence(

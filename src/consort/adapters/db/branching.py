@@ -278,20 +278,53 @@ class BranchDatabases:
             os.getpid(),
             socket.gethostname(),
         )
-        with self.backend.admin() as conn:  # one login for the whole build
+        # One login for the child's whole life, its build and its drop (a login costs a round
+        # of SCRAM); it waits on the maintenance database while the child is in use.
+        conn = self.backend.admin()
+        try:
             parent_info = self._require(parent, conn)
             template, source_role = self._template_for(parent_info, mode, point)
             self._build(info, template=template, source_role=source_role, using=conn)
+        except BaseException:
+            conn.close()
+            raise
         try:
             yield Ephemeral(name, info.role, self.backend.login_url(name, info.role))
         finally:
+            self._retire(name, info.role, conn)
+
+    def _retire(self, name: str, role: str, conn: psycopg.Connection[Any]) -> None:
+        """End a throwaway child: at once, nobody can log in to it or stay connected; the drop
+        itself (which waits for a checkpoint) is left to `DROPS`, off the caller's path. Where
+        the connection broke meanwhile, the drop is made here with a new one."""
+        if conn.closed or conn.broken:
+            conn.close()
             self.drop(name)
+            return
+        try:
+            # The login ends first (committed), then the sessions, each waited for until it is
+            # gone (PostgreSQL 14's timeout argument): none can start or linger between.
+            if _role_exists(conn, role):
+                conn.execute(f"ALTER ROLE {_q(role)} NOLOGIN")
+            conn.execute(
+                "SELECT pg_terminate_backend(pid, %s) FROM pg_stat_activity"
+                " WHERE datname = %s OR usename = %s",
+                (int(TERMINATE_WAIT_S * 1000), name, role),
+            )
+        except Exception:
+            conn.close()
+            self.drop(name)
+            return
+        except BaseException:
+            conn.close()
+            raise
+        DROPS.put(self, name, conn)
 
     # ---- dropping --------------------------------------------------------------------------
 
-    def drop(self, database: str) -> None:
+    def drop(self, database: str, using: psycopg.Connection[Any] | None = None) -> None:
         """Drop a database, the snapshots taken of it, and its role."""
-        with self.backend.admin() as conn:
+        with self._admin(using) as conn:
             infos = self.infos(using=conn)
             snapshots = {
                 i.database for i in infos if i.kind is DbKind.SNAPSHOT and i.parent == database
@@ -414,13 +447,16 @@ class BranchDatabases:
                             )
                     else:
                         inside.execute(f"ALTER SCHEMA public OWNER TO {_q(info.role)}")
-                conn.execute(f"REVOKE ALL ON DATABASE {_q(staging)} FROM PUBLIC")
-                conn.execute(
-                    f"GRANT CONNECT, CREATE, TEMP ON DATABASE {_q(staging)} TO {_q(info.role)}"
-                )
-                _set_comment(conn, staging, info)
-                inject_fault("db-configured")
-                conn.execute(f"ALTER DATABASE {_q(staging)} RENAME TO {_q(info.database)}")
+                # One transaction, one commit (and one WAL flush) for the grants, the comment
+                # and the rename that makes the database appear under its name.
+                with conn.transaction():
+                    conn.execute(f"REVOKE ALL ON DATABASE {_q(staging)} FROM PUBLIC")
+                    conn.execute(
+                        f"GRANT CONNECT, CREATE, TEMP ON DATABASE {_q(staging)} TO {_q(info.role)}"
+                    )
+                    _set_comment(conn, staging, info)
+                    inject_fault("db-configured")
+                    conn.execute(f"ALTER DATABASE {_q(staging)} RENAME TO {_q(info.database)}")
             except BaseException:
                 _drop_quietly(conn, staging)
                 if created_role:
@@ -479,6 +515,71 @@ class BranchDatabases:
         return dropped
 
 
+class Drops:
+    """Throwaway children waiting to be dropped, dropped one after another on a thread of their
+    own, each with the admin connection that made it.
+
+    `DROP DATABASE` waits for a checkpoint: a test run or a turn would pay that at its end. The
+    child is already out of use when it arrives here (its role cannot log in, its sessions
+    were ended), so only its storage remains. `finish` waits until every drop handed over is
+    done; it runs at the end of `drive` and when the interpreter exits. A drop that fails, or
+    that a `kill -9` cut short, leaves a child of a dead process, which `gc` (the next
+    `drive`'s start among them) removes."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._pending: list[tuple[BranchDatabases, str, psycopg.Connection[Any]]] = []
+        self._busy = 0
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def put(self, dbs: BranchDatabases, name: str, conn: psycopg.Connection[Any]) -> None:
+        import threading
+
+        with self._changed:
+            self._pending.append((dbs, name, conn))
+            self._changed.notify_all()
+            if self._thread is None:
+                import atexit
+
+                atexit.register(self.finish)
+                self._thread = threading.Thread(
+                    target=self._work, name="consort-drops", daemon=True
+                )
+                self._thread.start()
+
+    def finish(self, timeout: float = 300.0) -> None:
+        """Wait (at most `timeout` seconds) until every drop handed over is done."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._pending or self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._changed.wait(left)
+
+    def _work(self) -> None:
+        while True:
+            with self._changed:
+                while not self._pending:
+                    self._changed.wait()
+                dbs, name, conn = self._pending.pop(0)
+                self._busy += 1
+            try:
+                with contextlib.suppress(Exception):  # left for gc, as after a crash
+                    dbs.drop(name, using=conn)
+            finally:
+                conn.close()
+                with self._changed:
+                    self._busy -= 1
+                    self._changed.notify_all()
+
+
+DROPS = Drops()
+"""This process's drops of throwaway children (see `Drops`)."""
+
+
 ROLE_COMMENT = "consort branch role"
 
 
@@ -534,14 +635,17 @@ def _ensure_role(conn: psycopg.Connection[Any], role: str, password: str) -> boo
 
     exists = _role_exists(conn, role)
     verb = "ALTER" if exists else "CREATE"
-    conn.execute(
-        sql.SQL(verb + " ROLE {} LOGIN NOINHERIT PASSWORD {}").format(
-            sql.Identifier(role), sql.Literal(password)
+    with conn.transaction():  # the role and its comment in one commit
+        conn.execute(
+            sql.SQL(verb + " ROLE {} LOGIN NOINHERIT PASSWORD {}").format(
+                sql.Identifier(role), sql.Literal(password)
+            )
         )
-    )
-    conn.execute(
-        sql.SQL("COMMENT ON ROLE {} IS {}").format(sql.Identifier(role), sql.Literal(ROLE_COMMENT))
-    )
+        conn.execute(
+            sql.SQL("COMMENT ON ROLE {} IS {}").format(
+                sql.Identifier(role), sql.Literal(ROLE_COMMENT)
+            )
+        )
     return not exists
 
 
