@@ -5,6 +5,7 @@
                                                    # the PostgreSQL server, or both
     python bench/crash.py --at promote.delete --at run.tests:server
                                                    # a kill exactly when a step begins
+    python bench/crash.py --at run.tests#3:server  # the third run's tests (T1's GREEN)
     python bench/crash.py --list                   # the steps `--at` knows
 
 Each trial builds the same small scripted project from nothing (`consort init`, proxy gates,
@@ -68,11 +69,11 @@ FAILED_EVENTS = ("red.failed", "green.failed", "refactor.failed", "deploy.failed
 # ---- the scripted project -------------------------------------------------------------------
 
 
-def _agent() -> str:
-    return json.dumps([sys.executable, str(AGENT), str(FIXTURES), "honest"])
+def _agent(mode: str = "honest") -> str:
+    return json.dumps([sys.executable, str(AGENT), str(FIXTURES), mode])
 
 
-def config_text() -> str:
+def config_text(driver: str = "honest") -> str:
     python = json.dumps(sys.executable)
     return f"""
 [test]
@@ -91,6 +92,9 @@ smoke = ["/health"]
 [agents]
 default = "command"
 command = {_agent()}
+[agents.driver]
+adapter = "command"
+command = {_agent(driver)}
 """
 
 
@@ -108,6 +112,18 @@ class Health(BaseHTTPRequestHandler):
 
 
 HTTPServer(("127.0.0.1", int(sys.argv[1])), Health).serve_forever()
+'''
+
+
+# Every run reaches its database: a run on a server that went away fails.
+DATABASE_TEST = '''import os
+
+import psycopg
+
+
+def test_the_database_answers():
+    with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
 '''
 
 
@@ -136,12 +152,16 @@ def git(root: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def make_project(base: Path) -> Path:
+def make_project(base: Path, *, driver: str = "honest") -> Path:
+    """The scripted project, committed, its feature taken in; `driver`: the driver's mode in
+    tests/agents/tdd_agent.py."""
     root = base / "counter"
     made = consort("init", str(root), cwd=base)
     if made.returncode != 0:
         raise RuntimeError(f"consort init failed: {made.stdout}{made.stderr}")
-    (root / "consort.toml").write_text(config_text())
+    (root / "consort.toml").write_text(config_text(driver))
+    (root / "tests").mkdir(exist_ok=True)
+    (root / "tests" / "test_database.py").write_text(DATABASE_TEST)
     (root / "app").mkdir(exist_ok=True)
     (root / "app" / "__init__.py").write_text("")
     (root / "app" / "server.py").write_text(SERVER)
@@ -381,6 +401,7 @@ def baseline() -> tuple[Outcome, float]:
 
 
 def parse_at(text: str) -> tuple[str, str]:
+    """STEP[#N][:TARGET] -> (STEP[#N], TARGET)."""
     step, _, target = text.partition(":")
     return step, target or "drive"
 
@@ -389,7 +410,9 @@ def main(argv: list[str] | None = None) -> int:
     from consort.core.crashpoint import POINTS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=3, help="random kills (default 3)")
+    parser.add_argument(
+        "--trials", type=int, default=None, help="random kills (default 3, or 0 with --at)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--at",
@@ -408,11 +431,10 @@ def main(argv: list[str] | None = None) -> int:
     planned: list[tuple[str | None, str]] = []
     for text in args.at:
         step, target = parse_at(text)
-        if step not in POINTS or target not in TARGETS:
+        if step.partition("#")[0] not in POINTS or target not in TARGETS:
             parser.error(f"--at {text}: steps are {', '.join(POINTS)}; targets {TARGETS}")
         planned.append((step, target))
-    explicit_trials = any(a.startswith("--trials") for a in (argv or sys.argv[1:]))
-    random_trials = args.trials if (explicit_trials or not planned) else 0
+    random_trials = args.trials if args.trials is not None else (0 if planned else 3)
 
     want, seconds = baseline()
     print(

@@ -59,6 +59,7 @@ def _promote_steps(root: Path) -> list[tuple[str, str]]:
     [
         ("promote.merge", ("merge", "undone")),  # recorded, but main never moved
         ("promote.checkout", ("merge", "finished")),  # main moved, its files did not
+        ("promote.migrate", ("migrate", "finished")),  # main's database about to be migrated
         ("promote.delete", ("delete-branches", "finished")),  # one branch deleted of two
     ],
 )

@@ -1,11 +1,12 @@
 """Named points where a crash test stops Consort on purpose, to kill it exactly there.
 
-`CONSORT_CRASH_AT=<point>` in the environment of a Consort command makes it pause the first time
-it reaches that point: it writes its pid into the file `CONSORT_CRASH_FILE` names and waits until
-the file is gone; the crash campaign (`bench/crash.py --at`) meanwhile kills whatever it aims at
-(the drive, its process group, the database server, or both), then removes the file. With no file
-named, the process SIGKILLs itself there. Nothing reaches these variables from an agent: turns
-and runs start from a minimal environment, and a turn cannot start Consort.
+`CONSORT_CRASH_AT=<point>` in the environment of a Consort command makes it pause the first
+time it reaches that point (`<point>#N`: the Nth time): it writes its pid into the file
+`CONSORT_CRASH_FILE` names and waits until the file is gone; the crash campaign (`bench/crash.py
+--at`) meanwhile kills whatever it aims at (the drive, its process group, the database server,
+or both), then removes the file. With no file named, the process SIGKILLs itself there. Nothing
+reaches these variables from an agent: turns and runs start from a minimal environment, and a
+turn cannot start Consort.
 
 The points (the steps that create or move something) are listed in `POINTS`.
 """
@@ -31,14 +32,20 @@ POINTS = {
     "promote.delete": "promote has deleted the first of the feature's branches",
 }
 
-_fired: set[str] = set()
+_reached: dict[str, int] = {}
 
 
 def crash_point(name: str) -> None:
     """Pause (or die) here when the environment asks for it; otherwise nothing."""
-    if os.environ.get(AT_VAR) != name or name in _fired:
+    wanted = os.environ.get(AT_VAR)
+    if not wanted:
         return
-    _fired.add(name)
+    point, _, nth = wanted.partition("#")
+    if point != name:
+        return
+    _reached[name] = _reached.get(name, 0) + 1
+    if _reached[name] != (int(nth) if nth.isdigit() else 1):
+        return
     marker = os.environ.get(FILE_VAR)
     if not marker:
         os.kill(os.getpid(), signal.SIGKILL)

@@ -48,6 +48,7 @@ from consort.core.state import BuildState, FeatureState, State
 from consort.core.vocabulary import ActionKind
 from consort.lanes.build.branches import FEATURE_CHECKOUT, ensure_worktree
 from consort.lanes.build.refs import require_recorded
+from consort.lanes.server_loss import recorded_restarts
 
 Progress = Callable[[str], None]
 POLL_S = 0.2
@@ -128,6 +129,7 @@ def deploy(
         commit,
         label=f"deploy-{feature.id.split('-')[0]}",
         then=start_and_probe,
+        on_server_lost=recorded_restarts(ledger, feature.id, "deploy", progress=progress),
     )
     problems = [str(g) for g in gaps] + list(evidence.problems)
     if report is not None:
@@ -232,9 +234,9 @@ def promote(
     if merge is None:
         merge = _merge(promotion)
     head = git.out("rev-parse", "HEAD")
-    # 3. migrate the parent itself (its migrations succeeded on a child of it first)
-    crash_point("promote.migrate")
-    migrate(project, project.root, head, paired.url(base), base)
+    # 3. migrate the parent itself (its migrations succeeded on a child of it first); a
+    # migration a crash interrupted is run again: migrate commands apply what is not applied yet
+    _migrate_parent(promotion, steps, head)
     # 4. the suite against a fresh child of the promoted parent
     evidence, report = run_suite(
         project,
@@ -243,6 +245,7 @@ def promote(
         paired.database_of(base),
         head,
         label=f"promote-{feature.id.split('-')[0]}",
+        on_server_lost=recorded_restarts(ledger, feature.id, "promote", progress=progress),
     )
     problems = list(evidence.problems)
     if report is not None:
@@ -287,6 +290,8 @@ class _PromoteSteps:
     merge_settled: bool
     deletion: PromoteStep | None
     deletion_settled: bool
+    migration: PromoteStep | None = None
+    migration_settled: bool = False
 
 
 def _promote_steps(events: Sequence[Event], feature: str) -> _PromoteSteps:
@@ -306,7 +311,34 @@ def _promote_steps(events: Sequence[Event], feature: str) -> _PromoteSteps:
         settled.get(PromoteStepName.MERGE, False),
         last.get(PromoteStepName.DELETE_BRANCHES),
         settled.get(PromoteStepName.DELETE_BRANCHES, False),
+        last.get(PromoteStepName.MIGRATE),
+        settled.get(PromoteStepName.MIGRATE, False),
     )
+
+
+def _migrate_parent(promotion: _Promotion, steps: _PromoteSteps, head: str) -> None:
+    project, base = promotion.project, promotion.base
+    resumed = steps.migration is not None and not steps.migration_settled
+    if steps.migration is None:
+        promotion.record(
+            PromoteStep(
+                step=PromoteStepName.MIGRATE, outcome=StepOutcome.BEGUN, into=base, commit=head
+            )
+        )
+    crash_point("promote.migrate")
+    migrate(project, project.root, head, promotion.paired.url(base), base)
+    if resumed:
+        detail = f"the migration of {base} a crash interrupted was run again to its end"
+        promotion.record(
+            PromoteStep(
+                step=PromoteStepName.MIGRATE,
+                outcome=StepOutcome.FINISHED,
+                into=base,
+                commit=head,
+                detail=detail,
+            )
+        )
+        promotion.progress(f"  after a crash: {detail}")
 
 
 def _resumed_merge(promotion: _Promotion, steps: _PromoteSteps) -> str | None:

@@ -243,9 +243,7 @@ class LocalCluster:
             "-s",
         ]
         with proc.unowned():  # the server outlives the command that started it
-            result = proc.run(
-                self.account.command(argv), check=False, timeout=START_TIMEOUT_S + 10
-            )
+            result = proc.run(self.account.command(argv), check=False, timeout=START_TIMEOUT_S + 10)
         if not result.ok or not self.state().running:
             raise UsageError(
                 f"the database server did not start: {self._failure_reason(result)}",

@@ -16,13 +16,14 @@ import hashlib
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from consort.adapters import proc
 from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_of
 from consort.adapters.db.extensions import fix_for, missing_in_output
+from consort.adapters.db.liveness import server_identity, server_loss
 from consort.adapters.db.migration_trace import (
     DefaultState,
     SequenceState,
@@ -168,6 +169,35 @@ def test_env(database_url: str) -> dict[str, str]:
     return base_env(database_url)
 
 
+@dataclass(frozen=True)
+class ServerLoss:
+    """The database server went away during a run (see `liveness`)."""
+
+    run: str  # the run's folder name (or its label, when it never got one)
+    reason: str
+
+
+# Called when a run lost its server: True to start the server again and repeat the run; False
+# when the restarts allowed are used up.
+ServerLossHook = Callable[[ServerLoss], bool]
+MAX_SERVER_RESTARTS = 2
+
+
+def bounded_restarts(limit: int = MAX_SERVER_RESTARTS) -> ServerLossHook:
+    """Allow `limit` restarts to the runs of one call (callers with a ledger count there)."""
+    used = [0]
+
+    def allow(_loss: ServerLoss) -> bool:
+        used[0] += 1
+        return used[0] <= limit
+
+    return allow
+
+
+class ServerLost(ConsortError):
+    pass
+
+
 def run_suite(
     project: Project,
     dbs: BranchDatabases,
@@ -179,6 +209,7 @@ def run_suite(
     baseline: str | None = None,
     tests_may_change: bool = False,
     then: Callable[[Ephemeral, Path], None] | None = None,
+    on_server_lost: ServerLossHook | None = None,
 ) -> tuple[RunEvidence, JUnitReport | None]:
     """Migrate and test `commit` (read from `repo`'s objects) on a fresh child of
     `parent_database`, sealed.
@@ -188,7 +219,62 @@ def run_suite(
     that breaks one is not run at all (at RED, `tests_may_change`: the navigator writes them).
     `then`, when given, runs after the tests while the child and the export still exist (the
     deploy lane starts the app there).
+
+    A run that failed while the database server went away (`liveness`: Consort's own check of
+    the server, not the run's output) is repeated on the restarted server as long as
+    `on_server_lost` allows; once it does not, the loss is one of the run's problems.
     """
+    allow = on_server_lost or bounded_restarts()
+    while True:
+        identity = server_identity(dbs.backend)
+        try:
+            evidence, report = _run_once(
+                project,
+                dbs,
+                repo,
+                parent_database,
+                commit,
+                label=label,
+                baseline=baseline,
+                tests_may_change=tests_may_change,
+                then=then,
+            )
+        except Exception as exc:
+            reason = server_loss(dbs.backend, identity)
+            if reason is None:
+                raise
+            if not allow(ServerLoss(label, reason)):
+                raise ServerLost(
+                    f"the run {label} lost the database server again ({reason}): {exc}",
+                    fix="see the server's log (`consort db status`), then `consort drive`",
+                ) from exc
+        else:
+            # Asked after every run, passing or not: what failed is the run's output to tell,
+            # and that output is the code under test's to write.
+            reason = server_loss(dbs.backend, identity)
+            if reason is None:
+                return evidence, report
+            if not allow(ServerLoss(evidence.run, reason)):
+                lost = (
+                    f"{reason} during this run, and the restarts allowed for this step are "
+                    "used up: the failure counts"
+                )
+                return replace(evidence, problems=(*evidence.problems, lost)), report
+        dbs.backend.ensure_running()
+
+
+def _run_once(
+    project: Project,
+    dbs: BranchDatabases,
+    repo: Path,
+    parent_database: str,
+    commit: str,
+    *,
+    label: str,
+    baseline: str | None,
+    tests_may_change: bool,
+    then: Callable[[Ephemeral, Path], None] | None,
+) -> tuple[RunEvidence, JUnitReport | None]:
     started = time.monotonic()
     run_dir = allocate_run(project, label)
     # A candidate's migrations are the agent's: what they leave in the child besides schema is

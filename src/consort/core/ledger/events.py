@@ -488,6 +488,7 @@ class FeaturePromoted(EventPayload):
 
 class PromoteStepName(StrEnum):
     MERGE = "merge"  # the parent branch moved to the merge commit
+    MIGRATE = "migrate"  # the parent's database migrated to the merge
     DELETE_BRANCHES = "delete-branches"  # the feature's branches and databases removed
 
 

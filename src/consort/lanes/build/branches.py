@@ -19,6 +19,7 @@ from consort.core.project import Project
 from consort.core.state import StoryState
 from consort.lanes.build.context import Build
 from consort.lanes.build.refs import require_recorded
+from consort.lanes.server_loss import recorded_restarts
 from consort.lanes.turn import record_seal_violations
 
 FEATURE_CHECKOUT = "_feature"  # the feature branch's own checkout, beside its stories'
@@ -63,8 +64,17 @@ def create_story_branch(ctx: Build, story: StoryState) -> None:
         ctx.project, ctx.project.layout.worktree(ctx.feature.id, story.key), story.branch
     )
     head = Git(worktree).out("rev-parse", "HEAD")
+    label = f"baseline-{story.id}"
     evidence, _report = run_suite(
-        ctx.project, ctx.paired.dbs, worktree, database, head, label=f"baseline-{story.id}"
+        ctx.project,
+        ctx.paired.dbs,
+        worktree,
+        database,
+        head,
+        label=label,
+        on_server_lost=recorded_restarts(
+            ctx.ledger, ctx.subject(story), label, progress=ctx.progress
+        ),
     )
     ctx.record(
         BranchCreated(
@@ -128,6 +138,9 @@ def merge_story(ctx: Build, story: StoryState) -> None:
         commit,
         label=f"merge-{story.id}",
         then=check_schema,
+        on_server_lost=recorded_restarts(
+            ctx.ledger, ctx.subject(story), f"merge-{story.id}", progress=ctx.progress
+        ),
     )
     sealed += gaps
     problems = [str(v) for v in sealed] + list(evidence.problems)

@@ -101,6 +101,8 @@ def _red(ctx: Build, action: Action, story: StoryState, item: ItemState) -> None
                 f"red-{story.id}-{item.id}",
                 baseline=head,
                 tests_may_change=True,
+                subject=ctx.subject(story, item),
+                attempt=action.attempt,
             )
             problems += list(evidence.problems)
             if report is not None:
@@ -192,6 +194,8 @@ def driver_turn(
                 f"{stage}-{story.id}-{item.id}",
                 baseline=base,
                 then=then,
+                subject=ctx.subject(story, item),
+                attempt=action.attempt,
             )
             problems += list(evidence.problems)
             if report is not None:

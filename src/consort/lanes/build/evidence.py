@@ -19,6 +19,7 @@ from consort.core.ledger.events import StepFailed
 from consort.core.machine import Action
 from consort.core.state import ItemState, StoryState
 from consort.lanes.build.context import Build
+from consort.lanes.server_loss import recorded_restarts
 from consort.lanes.turn import record_seal_violations, recorded_refusals
 
 
@@ -66,8 +67,11 @@ def run_tests(
     baseline: str | None = None,
     tests_may_change: bool = False,
     then: Callable[[Ephemeral, Path], None] | None = None,
+    subject: str | None = None,
+    attempt: int | None = None,
 ) -> tuple[RunEvidence, JUnitReport | None]:
-    """The sealed run of `commit`, checked against `baseline` first (see `run_suite`)."""
+    """The sealed run of `commit`, checked against `baseline` first (see `run_suite`); a run that
+    lost the database server is repeated, recorded under `subject` (the story's by default)."""
     if story.database is None:
         raise ConsortError(f"story {story.key} has no database")
     return run_suite(
@@ -80,6 +84,13 @@ def run_tests(
         baseline=baseline,
         tests_may_change=tests_may_change,
         then=then,
+        on_server_lost=recorded_restarts(
+            ctx.ledger,
+            subject or ctx.subject(story),
+            label,
+            attempt=attempt,
+            progress=ctx.progress,
+        ),
     )
 
 
