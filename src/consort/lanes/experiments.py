@@ -1,8 +1,10 @@
 """Experiments: N approaches to one cycle's GREEN, raced on their own paired branches.
 
 `start` checks that the story's current cycle has its RED verified and nothing else pending,
-makes one paired branch per approach from the RED commit (a worktree and a copy of the story's
-database; both or neither) and records the experiment. `race` runs the approaches in parallel
+makes one branch per approach at the RED commit with its worktree, and records the experiment;
+each approach's copy of the story's database is made by its own run just before its first
+attempt, one copy at a time, so that the copies overlap the other approaches' turns rather than
+all coming before the race. `race` runs the approaches in parallel
 threads, at most `[experiment] concurrency` at once: each approach's attempts are the build's
 own driver turns (`lanes.build.cycle.driver_turn`: the same guarded, sandboxed turn, the same
 sealed run with the RED-era tests that must pass, the same protected files), on the approach's
@@ -18,6 +20,7 @@ would run unsandboxed, the approaches run one at a time and every guard sees eve
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -266,21 +269,27 @@ def start(
 def _make_branch(
     project: Project, paired: PairedBranches, cycle: Cycle, number: int, plan: ApproachPlan
 ) -> ApproachRecord:
+    """The approach's branch at the RED commit and its worktree; its database, a copy of the
+    story's, is made by its own run just before its first attempt (`_ensure_database`), so that
+    the copies, which are the slow part and are made one at a time, overlap the other
+    approaches' turns instead of all coming before the race."""
     branch = approach_branch(cycle.subject, number, plan.name)
     worktree = project.layout.experiment_worktree(cycle.subject, number, plan.name)
-    if worktree.exists() or paired.git.branch_exists(branch):
+    database = paired.names(branch).database
+    if worktree.exists() or paired.git.branch_exists(branch) or paired.dbs.exists(database):
         where = worktree.relative_to(project.root)
         raise UsageError(
-            f"{branch} (or its worktree {where}) is left from an experiment start that did not "
-            "finish",
+            f"{branch} (or its worktree {where}, or its database) is left from an experiment "
+            "start that did not finish",
             fix=f"`git worktree remove --force {where}` and `consort branch delete {branch} "
             "--force`, then start the experiment again",
         )
-    info = paired.create(branch, cycle.story.branch)
+    paired.git.check_branch_name(branch)
+    paired.git.create_branch(branch, cycle.item.red_commit or cycle.story.branch)
     record = ApproachRecord(
         name=plan.name,
         branch=branch,
-        database=info.database,
+        database=database,
         worktree=str(worktree.relative_to(project.root)),
         adapter=plan.settings.adapter.value,
         model=plan.settings.model,
@@ -344,7 +353,8 @@ def race(
     killed_at = events[-1].time if events else datetime.now(UTC)
     first = next(iter(experiment.approaches.values()), None)
     parent = cycle.story.database or (first.record.database if first else "")
-    red = RedSchema(project, parent, experiment.started.red_commit)
+    copies = threading.Lock()
+    red = RedSchema(project, parent, experiment.started.red_commit, copies, after=workers)
     runs = [
         _ApproachRun(
             project,
@@ -358,6 +368,7 @@ def race(
             say,
             stop,
             red,
+            copies,
             spent_before=approach.spent_seconds(killed_at),
         )
         for approach in waiting
@@ -391,6 +402,7 @@ class _ApproachRun:
     say: Callable[[str], None]
     stop: threading.Event
     red: RedSchema
+    copies: threading.Lock  # copies of the story's database are made one at a time
     spent_before: float = 0.0  # of its wall time, by the runs before this one (a resumed race)
     began: float = 0.0
 
@@ -415,8 +427,32 @@ class _ApproachRun:
                 ApproachOutcome.ERROR, len(self.approach.attempts), f"could not run: {text}"
             )
 
+    def _ensure_database(self) -> None:
+        """The approach's own copy of the story's database, made now unless a run before this
+        one made it; one copy at a time (`copies`), beside the other approaches' turns."""
+        record = self.record
+        paired = PairedBranches(self.project)
+        if paired.dbs.exists(record.database):
+            return
+        if self.approach.attempts:
+            raise ConsortError(
+                f"the database of {record.branch} is gone after {len(self.approach.attempts)} "
+                "attempt(s): its attempts cannot go on from where they were"
+            )
+        names = paired.names(record.branch)
+        parent = paired.names(self.cycle.story.branch).database
+        with self.copies:
+            paired.dbs.create_branch(record.branch, names.database, names.role, parent)
+
     def _attempts(self, plan: ApproachPlan) -> ApproachEnded | None:
         cycle, record = self.cycle, self.record
+        if self.stop.is_set():
+            return None
+        try:
+            self._ensure_database()
+        finally:
+            self.red.arrived()
+        self.began = time.monotonic()  # its budget is for its attempts, not Consort's copy
         build = cycle.feature.build
         if build is None:
             raise ConsortError(f"{cycle.feature.id} has no build state")
@@ -597,34 +633,70 @@ class RedSchema:
     """The schema the approaches start from: the database they were copied from, migrated by
     the RED commit's migrations on a throwaway child (the schema the RED run proved on). Each
     approach's schema changes are its migrated schema against this one, so they name what the
-    approach built, not what the story's earlier cycles did. Read in a thread of its own beside
-    the race, so that it adds no serial step before it; a run's probe waits for it."""
+    approach built, not what the story's earlier cycles did.
 
-    def __init__(self, project: Project, database: str, red_commit: str) -> None:
+    Its child is one more copy of the story's database, and copies of one database are made one
+    at a time (`copies`): it is read in a thread of its own once the approaches that start first
+    have made theirs (`arrived`), so that it delays neither them nor the race; a run's probe that
+    needs it first starts it itself."""
+
+    def __init__(
+        self,
+        project: Project,
+        database: str,
+        red_commit: str,
+        copies: threading.Lock,
+        *,
+        after: int,
+    ) -> None:
         self.project = project
         self.database = database
         self.red_commit = red_commit
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="red-schema")
-        self._future: Future[Schema] = pool.submit(self._read)
-        pool.shutdown(wait=False)
+        self.copies = copies
+        self._lock = threading.Lock()
+        self._future: Future[Schema] | None = None
+        self._waiting_for = after
+        if after <= 0:
+            self._begin()
+
+    def arrived(self) -> None:
+        """One of the first approaches has its database (or could not make it)."""
+        with self._lock:
+            self._waiting_for -= 1
+            ready = self._waiting_for <= 0
+        if ready:
+            self._begin()
+
+    def _begin(self) -> Future[Schema]:
+        with self._lock:
+            if self._future is None:
+                pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="red-schema")
+                self._future = pool.submit(self._read)
+                pool.shutdown(wait=False)
+            return self._future
 
     def _read(self) -> Schema:
         from consort.adapters.db.schema_diff import read_schema
         from consort.adapters.tdd.runner import migrate
 
         paired = PairedBranches(self.project)
-        with paired.dbs.ephemeral(self.database) as child:
+        with contextlib.ExitStack() as stack:
+            with self.copies:
+                child = stack.enter_context(paired.dbs.ephemeral(self.database))
             where = f"a throwaway copy of {self.database} at the RED commit"
             migrate(self.project, self.project.root, self.red_commit, child.url, where)
             with paired.backend.admin(child.database) as conn:
                 return read_schema(conn)
 
     def schema(self) -> Schema:
-        return self._future.result()
+        return self._begin().result()
 
     def wait(self) -> None:
-        """Until it is read (or failed): a race leaves no child of it behind."""
-        self._future.exception()
+        """Until it is read (or failed), if it was started: a race leaves no child behind."""
+        with self._lock:
+            future = self._future
+        if future is not None:
+            future.exception()
 
 
 def _schema_probe(
