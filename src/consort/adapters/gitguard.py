@@ -38,8 +38,9 @@ def common_dir(repo: Path) -> Path:
     return path if path.is_absolute() else (repo / path).resolve()
 
 
-def fingerprint(repo: Path) -> Machinery:
-    git_dir = common_dir(repo)
+def fingerprint(repo: Path, git_dir: Path | None = None) -> Machinery:
+    """The machinery of `repo`'s git folder (`git_dir`, when the caller knows it already)."""
+    git_dir = common_dir(repo) if git_dir is None else git_dir
     files: dict[str, bytes | None] = {}
     modes: dict[str, int] = {}
     for folder, dirs, names in os.walk(git_dir):
@@ -75,7 +76,9 @@ def restore(
     `others` are refs that Consort itself moves meanwhile for other work running in parallel
     (the sibling approaches of an experiment): they are left as they are now. Only sound when
     the agent cannot write refs at all (a sandboxed turn sees the git folder read-only)."""
-    after = fingerprint(repo)
+    # The folder found before the turn, not asked of git again: a turn that repointed the
+    # worktree's `.git` file would otherwise have the comparison made elsewhere.
+    after = fingerprint(repo, before.git_dir)
     found: list[SealViolation] = []
     for relative in sorted(before.files.keys() | after.files.keys()):
         old, new = before.files.get(relative, b"\0missing"), after.files.get(relative, b"\0missing")

@@ -200,7 +200,11 @@ def snapshot(tree: Path) -> str:
     It covers tracked files (as they are on disk, staged or not) and untracked files that are not
     ignored. Use it as the `base` of the other functions, taken just before a turn starts.
     """
-    top = _toplevel(tree)
+    return _snapshot_at(_toplevel(tree))
+
+
+def _snapshot_at(top: Path) -> str:
+    """`snapshot` of the working tree whose top folder is `top`."""
     with tempfile.TemporaryDirectory(prefix="consort-scope-") as scratch:
         # A fresh index, never a copy of the checkout's: its `assume-unchanged` and
         # `skip-worktree` flags would hide a changed file from `git add`.
@@ -216,7 +220,7 @@ def changed_files(tree: Path, base: str, *, exempt: Sequence[str] = ()) -> list[
     turn folder) are left out.
     """
     top = _toplevel(tree)
-    current = snapshot(top)
+    current = _snapshot_at(top)
     raw = sealed_git(
         top, "diff-tree", "-r", "-z", "--no-renames", "--raw", base, current, timeout=GIT_TIMEOUT_S
     ).stdout

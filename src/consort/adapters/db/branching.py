@@ -212,12 +212,13 @@ class BranchDatabases:
         mode: TemplateMode = TemplateMode.DISCONNECT,
         point: str | None = None,
     ) -> DbInfo:
-        parent_info = self._require(parent)
-        template, source_role = self._template_for(parent_info, mode, point)
         info = DbInfo(
             database, DbKind.BRANCH, role, branch, parent, _now(), None, socket.gethostname()
         )
-        self._build(info, template=template, source_role=source_role)
+        with self.backend.admin() as conn:  # one login for the lookup and the whole build
+            parent_info = self._require(parent, conn)
+            template, source_role = self._template_for(parent_info, mode, point)
+            self._build(info, template=template, source_role=source_role, using=conn)
         return info
 
     def snapshot(self, parent: str, point: str | None = None) -> DbInfo:
