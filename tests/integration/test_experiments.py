@@ -165,6 +165,8 @@ def test_status_shows_the_approaches_side_by_side_with_the_command_that_selects(
     for name in ("honest", "repairs", "never", "slow"):
         assert name in text
     assert "consort experiment select F1/S1 honest" in text
+    story = next(s for s in report["stories"] if s["story"] == "S1-file-stock")
+    assert story["current"] == "T1 green, experiment 1 waiting for a person"
     # `next` names the stop that waits for a person, and what resolves it.
     waiting = consort("next", cwd=root)
     assert waiting.returncode == 0

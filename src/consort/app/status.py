@@ -124,6 +124,9 @@ def _stories(feature: FeatureState) -> list[StoryLine]:
             now = "merged"
         elif not story.created:
             now = "not started"
+        elif pending is not None and pending.experiment is not None:
+            race = "running" if pending.experiment_running else "waiting for a person"
+            now = f"{pending.id} {pending.stage.value}, experiment {pending.experiment} {race}"
         elif pending is not None:
             now = f"{pending.id} {pending.stage.value}"
         else:
