@@ -3,6 +3,7 @@
 #   CONSORT_VENV      where the environment lives (default: .venv in the repository)
 #   CONSORT_PYTHON    the interpreter to build it from (default: python3)
 #   CONSORT_EDITABLE  1 (default) for an editable install, 0 to install a copy
+#   CONSORT_TEST_WORKERS  pytest-xdist workers (default 0: every test in this one process)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${CONSORT_VENV:-.venv}"
@@ -15,5 +16,11 @@ if [ "${CONSORT_EDITABLE:-1}" = "1" ]; then
   "$venv/bin/python" -m pip install --quiet -e ".[dev]"
 else
   "$venv/bin/python" -m pip install --quiet ".[dev]"
+fi
+# With `--dist loadgroup`, tests/conftest.py's scheduler sends the tests that share a costly setup
+# (a module's built project, the finished demo) to one worker, so each is still made once.
+workers="${CONSORT_TEST_WORKERS:-0}"
+if [ "$workers" != "0" ]; then
+  set -- -n "$workers" --dist loadgroup "$@"
 fi
 "$venv/bin/python" -m pytest "$@"
