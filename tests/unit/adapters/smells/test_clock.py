@@ -32,6 +32,16 @@ def clocked(source: str) -> list[str]:
         f"from datetime import date\nTODAY = date({TODAY.year}, {TODAY.month}, {TODAY.day})\n",
         f"DEADLINE_MS = {NOW * 1000}\n",
     ],
+    # ids that do not hold the time of collection: pytest-xdist's workers must collect the same
+    ids=[
+        "time-before-tomorrow",
+        "date-until-today",
+        "date-before-2030",
+        "year-of-now",
+        "today-string",
+        "today-date",
+        "deadline-ms",
+    ],
 )
 def test_an_answer_that_depends_on_the_day_of_the_run_is_refused(source):
     assert clocked(source), source
