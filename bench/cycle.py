@@ -600,7 +600,7 @@ class RunSuiteProbe:
             name: getattr(runner, name)
             for name in (
                 "allocate_run",
-                "_contained",
+                "run_boxed",
                 "parse_report_bytes",
                 "exported",
                 "candidate_violations",
@@ -620,7 +620,7 @@ class RunSuiteProbe:
         before = checkpointer(self.story)
         try:
             runner.allocate_run = self.allocate_run
-            runner._contained = self.contained
+            runner.run_boxed = self.contained
             runner.parse_report_bytes = self.parse
             runner.exported = self.exported
             runner.candidate_violations = self.seal_checks
@@ -653,7 +653,7 @@ class RunSuiteProbe:
     def contained(self, argv: Any, cwd: Path, env: Any, timeout: float, **kwargs: Any) -> Any:
         part = TEST_PROCESS_AND_LOG if kwargs.get("side_channel") else MIGRATE
         with self.timings.time(part):
-            return self.runner_originals["_contained"](argv, cwd, env, timeout, **kwargs)
+            return self.runner_originals["run_boxed"](argv, cwd, env, timeout, **kwargs)
 
     def parse(self, data: bytes, **kwargs: Any) -> Any:
         with self.timings.time(PARSE):
