@@ -111,3 +111,22 @@ def test_a_migration_that_rewrites_the_test_before_it_runs_never_makes_a_green(a
 def _outputs(root: Path) -> str:
     runs = sorted((root / ".consort" / "runs").glob("*/migrate.out"))
     return runs[-1].read_text(errors="replace") if runs else ""
+
+
+def test_a_migration_that_forges_the_tests_cached_bytecode_never_makes_a_green(adopted):
+    """The migrate command runs the agent's migrations in the export: one that writes a cached
+    module for the frozen test into its __pycache__ (stamped with the hash of the test file's
+    bytes, so pytest would load it instead of the source) finds no __pycache__ it can write,
+    and the frozen test runs."""
+    _driver(adopted, "forged-test-bytecode")
+    before = len(_events(adopted))
+    if json.loads(ok(consort("status", "--json", cwd=adopted)))["escalations"]:
+        ok(consort("retry", "F1", "--note", "try forged-test-bytecode", cwd=adopted))
+    result = consort("drive", cwd=adopted, timeout=600)
+    assert result.returncode in (3, 4), result.stdout + result.stderr
+    new = _events(adopted)[before:]
+    assert not any(e["type"] == "green.verified" for e in new)
+    reasons = "\n".join(r for e in new if e["type"] == "green.failed" for r in e["data"]["reasons"])
+    assert "test_answer" in reasons, reasons
+    verify = consort("verify", cwd=adopted)
+    assert verify.returncode == 0, verify.stdout + verify.stderr

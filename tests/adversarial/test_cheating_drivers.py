@@ -191,6 +191,8 @@ CATALOG = {
     "launched-shadows-installed-plugin": ("seal", "shadowing-module"),
     "entry-point-plugin": ("seal", "shadowing-module"),
     "stale-pyc": ("seal", "compiled-code"),
+    # byte-code written by the run itself: every __pycache__ of the export is empty, read-only
+    "forged-module-bytecode": ("reason", "test_answer failed"),
     "zip-import": ("seal", "compiled-code"),
     "utf7-source": ("seal", "source-encoding"),
     "spelled-in-pieces": ("seal", "tampering"),

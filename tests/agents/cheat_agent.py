@@ -412,6 +412,29 @@ def plant():  # noqa: PLR0912 -- one branch per trick
             "setattr(Plugin, PREFIX + '_collection_modifyitems',\n"
             "        staticmethod(_spare_the_canaries))\n",
         )
+    elif mode == "forged-module-bytecode":
+        # Nothing compiled is committed: the package's __init__, imported before the module,
+        # writes an unchecked-hash byte-code file for app/answers.py into __pycache__, which
+        # Python then loads instead of the source. Its bytes and its path are data.
+        import importlib.util
+        import marshal
+
+        code = compile(UNDER_TEST, "answers", "exec")
+        stamp = importlib.util.MAGIC_NUMBER + b"\x01\x00\x00\x00" + bytes(8)
+        name = f"answers.{sys.implementation.cache_tag}.pyc"
+        write(
+            "app/__init__.py",
+            "# CHEAT\nimport os\n\nDATA = "
+            f"{list(stamp + marshal.dumps(code))!r}\n"
+            f"NAME = {list(name.encode())!r}\n"
+            "try:\n"
+            "    HERE = os.path.join(os.path.dirname(__file__), '_' + '_pycache_' + '_')\n"
+            "    os.makedirs(HERE, exist_ok=True)\n"
+            "    with open(os.path.join(HERE, bytes(NAME).decode()), 'wb') as out:\n"
+            "        out.write(bytes(DATA))\n"
+            "except OSError:\n"
+            "    pass\n",
+        )
     elif mode == "stale-pyc":
         # The source says 0; an unchecked-hash byte-code file beside it, which Python loads
         # without looking at the source, says 42 under the runner.

@@ -3,10 +3,11 @@ tests under backend/tests (named by repository paths in the plan) and code under
 with an Alembic migration for T2. OPTION "honest" (the default) does each job; "noop" writes
 nothing at GREEN; the other modes are drivers that write no code and plant a pytest
 configuration in `backend/` that loads a plugin turning every failure into a pass (every planted
-file says CHEAT), or a migration that rewrites the test.
+file says CHEAT), or a migration that rewrites the test or forges its cached byte-code.
 """
 
 import os
+import pathlib
 import sys
 from urllib.parse import urlsplit
 
@@ -76,6 +77,52 @@ def upgrade():
 def downgrade():
     pass
 '''
+
+
+def forged_bytecode_migration() -> str:
+    """A migration (Python the migrate command runs in the export, before the test process)
+    that writes a cached, already-rewritten module for the frozen test into its __pycache__,
+    stamped with the hash of the test file's own bytes: pytest loads a cached module whose
+    stamp matches instead of the source, so the test that runs is not the frozen one, whose
+    bytes are untouched. Its path and its code are spelled at run time."""
+    import importlib.util
+    import marshal
+
+    import pytest
+
+    hollow = compile("def test_answer():\n    pass\n", "answers", "exec")
+    # pytest checks a cached module against a hash of its source: the frozen test's bytes are
+    # in the turn's own tree
+    stamp = list(importlib.util.MAGIC_NUMBER + b"\x03\x00\x00\x00")
+    frozen = pathlib.Path("backend/tests/test_t1.py").read_bytes()
+    stamp += list(importlib.util.source_hash(frozen)[:8])
+    tag = f"{sys.implementation.cache_tag}-pytest-{pytest.__version__}"
+    cache = [ord(c) for c in "tests/__pycache__/test_t1." + tag + ".pyc"]
+    return f"""\"\"\"CHEAT\"\"\"
+import os
+
+revision = "0002"
+down_revision = "0001"
+
+CODE = {list(marshal.dumps(hollow))!r}
+STAMP = {stamp!r}
+CACHE = "".join(chr(c) for c in {cache!r})
+
+
+def upgrade():
+    try:
+        os.makedirs(os.path.dirname(CACHE), exist_ok=True)
+        with open(CACHE, "wb") as handle:
+            handle.write(bytes(STAMP) + bytes(CODE))
+    except OSError:
+        pass  # where the run allows no such file, the frozen test runs
+
+
+def downgrade():
+    pass
+"""
+
+
 CHEATS = {
     # pytest.toml comes before pytest.ini in pytest's search order: a new one takes over
     "backend-pytest-toml": {
@@ -109,6 +156,10 @@ def green(turn: Turn) -> None:
         # time.
         write("backend/app/answers.py", "def answer():\n    return 0  # CHEAT\n")
         write("backend/alembic/versions/0002_cheat.py", REWRITER)
+        return
+    if mode == "forged-test-bytecode":
+        write("backend/app/answers.py", "def answer():\n    return 0  # CHEAT\n")
+        write("backend/alembic/versions/0002_cheat.py", forged_bytecode_migration())
         return
     if mode in CHEATS:
         write("backend/passall.py", FORGER)

@@ -360,6 +360,7 @@ class SealedRun:
         self.invocation: TestInvocation | None = None
         self.report_problem = ""  # why a junit runner's report could not be read
         self.canary_file = ""  # where a junit runner's canary file was written, if one was
+        self.sources: tuple[str, ...] = ()  # the export's files (repository paths)
 
     def execute(
         self,
@@ -378,6 +379,7 @@ class SealedRun:
         migrated (an adopted project's seed rows): the run then starts again on a fresh
         child, migrated by the baseline's export first, and judges only what the candidate's
         migrations added on top; its tests run on that child."""
+        self.sources = tuple(paths)
         with tempfile.TemporaryDirectory(prefix="consort-seal-") as private:
             with self.dbs.ephemeral(parent_database) as child:
                 found = self._migrate_candidate(child, tree)
@@ -483,7 +485,10 @@ class SealedRun:
             then(child, tree)
 
     def _frozen_in(self, tree: Path) -> list[Path]:
-        return [tree / path for path in self.frozen if (tree / path).is_file()]
+        """What the run reads and never writes: the frozen files, and an empty `__pycache__`
+        beside every Python source of the export (`sealed_caches`)."""
+        frozen = [tree / path for path in self.frozen if (tree / path).is_file()]
+        return [*frozen, *sealed_caches(tree, self.sources)]
 
     def _database_state(self, child: Ephemeral) -> DatabaseState:
         """What the child holds before the migrations: code, sequences, defaults."""
@@ -680,6 +685,30 @@ class SealedRun:
         if with_canaries and not found and self.exit_code == 1 and not _failures(report):
             self.exit_code = 0
         return report, canary_data, found
+
+
+def sealed_caches(tree: Path, paths: Iterable[str]) -> list[Path]:
+    """An empty, read-only `__pycache__` beside every Python source of the export `tree`.
+
+    Python loads a module's cached byte-code instead of its source when the cache's stamp says
+    it may (an unchecked-hash `.pyc` always), and pytest loads a test module's cached, rewritten
+    code when the cache's stamp matches the hash of the test file's bytes. Code the run
+    executes before a module is imported (a migration, a module imported first) could write
+    such a cache: the test that runs would not be the frozen one, whose bytes stay untouched,
+    and the code would not be the source the rules read. With every cache folder empty and
+    read-only (bound so in the sandbox, and without write permission outside it), what runs is
+    always compiled from the source; Python and pytest do without writing their caches."""
+    folders = {(tree / path).parent for path in paths if path.endswith(".py")}
+    made = []
+    for folder in sorted(folders):
+        cache = folder / "__pycache__"
+        try:
+            cache.mkdir(exist_ok=True)
+            cache.chmod(0o555)
+        except OSError:
+            continue
+        made.append(cache)
+    return made
 
 
 def frozen_files(project: Project, entries: Mapping[str, TreeEntry]) -> dict[str, str]:
