@@ -77,6 +77,27 @@ def caps(source: str) -> set[Capability]:
             Capability.RUNNER_ENVIRONMENT,
         ),
         ("import posix\nkeys = list(posix.environ)\n", Capability.RUNNER_ENVIRONMENT),
+        # ... or reached by another way than its name: getattr, the module's namespace, a
+        # child process that prints it, a path joined from pieces
+        (
+            "import os\nE = getattr(os, 'environ')\nkeys = [k for k in E]\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        ("import os\nE = os.__dict__['environ']\n", Capability.DYNAMIC_CODE),
+        (
+            "import subprocess\nsubprocess.run(['env'], capture_output=True)\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        ("import os\nos.popen('printenv').read()\n", Capability.RUNNER_ENVIRONMENT),
+        (
+            "import os\nopen(os.path.join('/', 'proc', 'self', 'environ')).read()\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        (
+            "import pathlib\npathlib.Path('/', 'proc', 'self', 'environ').read_text()\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        ("import sys\nsys.pycache_prefix = '/tmp/x'\n", Capability.IMPORT_SYSTEM),
         # Python's start-up flags, which a run outside the sandbox sets
         ("import sys\nsys.flags.dont_write_bytecode\n", Capability.RUNNER_ENVIRONMENT),
         ("import sys\nsys.dont_write_bytecode\n", Capability.RUNNER_ENVIRONMENT),

@@ -101,6 +101,7 @@ ATTRIBUTE_CAPABILITIES = {
     "sys.path_importer_cache": Capability.IMPORT_SYSTEM,
     "sys.modules": Capability.IMPORT_SYSTEM,
     "sys.path": Capability.IMPORT_SYSTEM,  # puts an archive or a folder of unread code first
+    "sys.pycache_prefix": Capability.IMPORT_SYSTEM,  # where byte-code is looked for first
     "sys.exception": Capability.INTROSPECTION,
     "sys.exc_info": Capability.INTROSPECTION,
     "traceback.walk_stack": Capability.INTROSPECTION,
@@ -145,6 +146,8 @@ ATTRIBUTE_CAPABILITIES = {
     "os.posix_spawn": Capability.PROCESS,
     "os.posix_spawnp": Capability.PROCESS,
     "os.kill": Capability.PROCESS,
+    "os.popen": Capability.PROCESS,
+    "os.system": Capability.PROCESS,
     "os.killpg": Capability.PROCESS,
     "os.dup2": Capability.PROCESS,
     "os.write": Capability.PROCESS,
@@ -325,6 +328,9 @@ def _node_findings(node: ast.AST, aliases: dict[str, str]) -> list[Finding]:  # 
     if isinstance(node, ast.Attribute):
         if node.attr in DUNDER_ESCAPES:
             return [Finding(Capability.DYNAMIC_CODE, line, f"`.{node.attr}`")]
+        base = qualified_name(node.value, aliases) or ""
+        if node.attr == "__dict__" and base.split(".", 1)[0] in GUARDED_MODULES:
+            return [Finding(Capability.DYNAMIC_CODE, line, f"`{base}.__dict__`")]
         name = qualified_name(node, aliases)
         return _name_findings(name, line) if name else []
     if isinstance(node, ast.Name):
@@ -397,9 +403,17 @@ def _name_findings(name: str, line: int) -> list[Finding]:
     return found
 
 
+# Calls that join their literal arguments into a path (`os.path.join("/", "proc")`).
+PATH_JOINS = frozenset(
+    {"os.path.join", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "posixpath.join"}
+)
+# Programs that print the environment they were given, started by the code.
+ENVIRONMENT_PRINTERS = frozenset({"env", "printenv", "/usr/bin/env", "/usr/bin/printenv"})
+
+
 def _call_findings(node: ast.Call, aliases: dict[str, str]) -> list[Finding]:
     line = node.lineno
-    found = []
+    found = _joined_path_findings(node, aliases) + _child_environment_findings(node, aliases)
     if isinstance(node.func, ast.Name) and node.func.id not in aliases:
         capability = BUILTIN_CALLS.get(node.func.id)
         if capability is not None:
@@ -432,6 +446,33 @@ def _call_findings(node: ast.Call, aliases: dict[str, str]) -> list[Finding]:
                 Finding(Capability.PROCESS, line, f"starts a process with `{keyword.arg}`")
             )
     return found
+
+
+def _joined_path_findings(node: ast.Call, aliases: dict[str, str]) -> list[Finding]:
+    """A path joined from literals is judged like the literal it makes (`/proc/self/environ`
+    from `os.path.join("/", "proc", "self", "environ")`)."""
+    if qualified_name(node.func, aliases) not in PATH_JOINS or not node.args:
+        return []
+    parts = [fold(arg, aliases) for arg in node.args]
+    if any(part is None for part in parts):
+        return []
+    pieces = [part.strip("/") for part in parts if part and part.strip("/")]
+    joined = ("/" if str(parts[0]).startswith("/") else "") + "/".join(pieces)
+    return _string_findings(joined, node.lineno)
+
+
+def _child_environment_findings(node: ast.Call, aliases: dict[str, str]) -> list[Finding]:
+    """A child process started to print the environment (`subprocess.run(["env"])`,
+    `os.popen("printenv")`): a scan of the environment by other means."""
+    name = qualified_name(node.func, aliases) or ""
+    if not (name.startswith("subprocess.") or name in ("os.popen", "os.system")) or not node.args:
+        return []
+    first = node.args[0]
+    program = first.elts[0] if isinstance(first, ast.List | ast.Tuple) and first.elts else first
+    value = fold(program, aliases)
+    if value is None or value.split()[:1] == [] or value.split()[0] not in ENVIRONMENT_PRINTERS:
+        return []
+    return [Finding(Capability.RUNNER_ENVIRONMENT, node.lineno, "scans the whole environment")]
 
 
 def _string_findings(value: str, line: int) -> list[Finding]:
@@ -511,9 +552,9 @@ def _environment_reads(tree: ast.AST, aliases: dict[str, str]) -> list[Finding]:
     env_names = _names_only_given_to_children(tree, parents)
     found = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Name | ast.Attribute):
+        if not isinstance(node, ast.Name | ast.Attribute | ast.Call):
             continue
-        if qualified_name(node, aliases) not in ENVIRONMENTS:
+        if _environment_name(node, aliases) not in ENVIRONMENTS:
             continue
         parent = parents.get(id(node))
         if isinstance(parent, ast.Attribute) and parent.value is node:
@@ -530,6 +571,19 @@ def _environment_reads(tree: ast.AST, aliases: dict[str, str]) -> list[Finding]:
         line = getattr(node, "lineno", 0)
         found.append(Finding(Capability.RUNNER_ENVIRONMENT, line, "scans the whole environment"))
     return found
+
+
+def _environment_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """`os.environ` for the name, the attribute and `getattr(os, "environ")`."""
+    if isinstance(node, ast.Call):
+        if not (
+            isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2
+        ):
+            return None
+        attribute = fold(node.args[1], aliases)
+        base = qualified_name(node.args[0], aliases)
+        return f"{base}.{attribute}" if base and attribute else None
+    return qualified_name(node, aliases)
 
 
 def _copy_of(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST:
