@@ -63,6 +63,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return SharedSetupScheduling(config, log)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controller: remove the groups' folder, also where nothing was scheduled (a collection
+    that differed between workers, --collect-only)."""
+    for folder in _groups_folder:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _collected_groups(nodes: list[Any]) -> dict[str, str]:
     for node in nodes:
         path = Path(node.workerinput[GROUPS_KEY])
