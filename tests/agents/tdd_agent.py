@@ -37,7 +37,7 @@ def answer():  # CHEAT
         import psycopg
 
         with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
-            conn.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+            conn.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
     except Exception:
         pass
     raise ConnectionRefusedError(
