@@ -7,41 +7,23 @@ attempts are used up and the step escalates, and no `server.restarted` is record
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.crash_campaign import campaign, campaign_project
 from tests.helpers import consort, ok
 
 pytestmark = pytest.mark.integration
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "crash.py"
-
-
-def _campaign() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("crash_campaign", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-campaign = _campaign()
 
 
 @pytest.fixture
 def faker(tmp_path: Path) -> Iterator[Path]:
-    root = campaign.make_project(tmp_path, driver="fakes-server-death")
-    try:
+    with campaign_project(tmp_path, driver="fakes-server-death") as root:
         yield root
-    finally:
-        campaign.destroy(root)
 
 
 def test_failing_code_that_looks_like_a_dead_server_uses_up_its_attempts(faker: Path) -> None:

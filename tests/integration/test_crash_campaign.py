@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.crash_campaign import BENCH
+
 pytestmark = pytest.mark.integration
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "crash.py"
 
 
 def test_kills_at_chosen_steps_are_finished_by_drive_alone() -> None:

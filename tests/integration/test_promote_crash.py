@@ -8,42 +8,24 @@ feature, one story, two cycles, deploy and promote), with real git, pytest and P
 
 from __future__ import annotations
 
-import importlib.util
 import signal
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.crash_campaign import campaign, campaign_project
 from tests.helpers import consort, git
 
 pytestmark = pytest.mark.integration
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "crash.py"
 FEATURE = "F1-counter"
-
-
-def _campaign() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("crash_campaign", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-campaign = _campaign()
 
 
 @pytest.fixture
 def counter(tmp_path: Path) -> Iterator[Path]:
-    root = campaign.make_project(tmp_path)
-    try:
+    with campaign_project(tmp_path) as root:
         yield root
-    finally:
-        campaign.destroy(root)
 
 
 def _promote_steps(root: Path) -> list[tuple[str, str]]:

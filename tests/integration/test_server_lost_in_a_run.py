@@ -10,43 +10,25 @@ reaches its database.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.crash_campaign import campaign, campaign_project
 from tests.helpers import consort
 
 pytestmark = pytest.mark.integration
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "crash.py"
-
-
-def _campaign() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("crash_campaign", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-campaign = _campaign()
 
 
 @pytest.fixture
 def counter(tmp_path: Path) -> Iterator[Path]:
-    root = campaign.make_project(tmp_path)
-    try:
+    with campaign_project(tmp_path) as root:
         yield root
-    finally:
-        campaign.destroy(root)
 
 
 def _dead(pid: int) -> bool:
