@@ -347,21 +347,12 @@ def _resumed_merge(promotion: _Promotion, steps: _PromoteSteps) -> str | None:
     begun = steps.merge
     if begun is None or begun.commit is None or begun.base_commit is None:
         return None
-    git, base, feature = Git(promotion.project.root), promotion.base, promotion.feature.id
+    git, base = Git(promotion.project.root), promotion.base
     head = git.out("rev-parse", "HEAD")
     if not contains(git, begun.commit, head):
         if not steps.merge_settled:
             detail = f"{base} never moved to {begun.commit[:10]}: merging again"
-            promotion.record(
-                PromoteStep(
-                    step=PromoteStepName.MERGE,
-                    outcome=StepOutcome.UNDONE,
-                    into=base,
-                    commit=begun.commit,
-                    detail=detail,
-                )
-            )
-            promotion.progress(f"  after a crash: the merge of {feature} is undone ({detail})")
+            _settle_merge(promotion, StepOutcome.UNDONE, begun.commit, detail)
         return None
     written = 0
     if head == begun.commit:
@@ -370,17 +361,24 @@ def _resumed_merge(promotion: _Promotion, steps: _PromoteSteps) -> str | None:
         detail = f"{base} holds the merge {begun.commit[:10]}" + (
             f"; {written} file(s) of its checkout written" if written else ""
         )
-        promotion.record(
-            PromoteStep(
-                step=PromoteStepName.MERGE,
-                outcome=StepOutcome.FINISHED,
-                into=base,
-                commit=begun.commit,
-                detail=detail,
-            )
-        )
-        promotion.progress(f"  after a crash: the merge of {feature} is finished ({detail})")
+        _settle_merge(promotion, StepOutcome.FINISHED, begun.commit, detail)
     return begun.commit
+
+
+def _settle_merge(promotion: _Promotion, outcome: StepOutcome, commit: str, detail: str) -> None:
+    """Record what a resumed drive made of a merge a crash interrupted, and say it."""
+    promotion.record(
+        PromoteStep(
+            step=PromoteStepName.MERGE,
+            outcome=outcome,
+            into=promotion.base,
+            commit=commit,
+            detail=detail,
+        )
+    )
+    promotion.progress(
+        f"  after a crash: the merge of {promotion.feature.id} is {outcome.value} ({detail})"
+    )
 
 
 def _merge(promotion: _Promotion) -> str:
