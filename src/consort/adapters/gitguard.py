@@ -2,10 +2,14 @@
 
 Before a turn Consort takes a fingerprint of the repository's machinery (its configuration,
 `info/` with `attributes` and `exclude`, hooks, every worktree's HEAD and configuration) and of
-every ref; afterwards, anything changed is put back as it was and reported: a hook planted for
-Consort's next commit, a filter or fsmonitor in the configuration, an attributes file, a branch
-moved with `git update-ref`. Objects, logs and index files are not machinery (adding objects
-changes nothing a ref names; Consort never trusts an index).
+every ref, and of every worktree's `.git` file (the pointer from a checkout to its git folder);
+afterwards, anything changed is put back as it was and reported: a hook planted for Consort's
+next commit, a filter or fsmonitor in the configuration, an attributes file, a branch moved with
+`git update-ref`, a checkout pointed at a decoy repository. The second look is made in the git
+folder the first one found, never asked of git through a checkout again: a `.git` file repointed
+at a copy of the repository would have every comparison made in the copy. Objects, logs and
+index files are not machinery (adding objects changes nothing a ref names; Consort never trusts
+an index).
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ class Machinery:
     files: dict[str, bytes | None]  # relative path -> content (None: a symlink or too big)
     modes: dict[str, int]
     refs: dict[str, str]  # full ref name -> object id
+    # each checkout's `.git` file (a worktree's pointer to its git folder) -> its bytes
+    pointers: dict[Path, bytes | None]
 
 
 def common_dir(repo: Path) -> Path:
@@ -60,12 +66,47 @@ def fingerprint(repo: Path, git_dir: Path | None = None) -> Machinery:
                 files[relative] = None
             else:
                 files[relative] = path.read_bytes()
-    return Machinery(git_dir, files, modes, _refs(repo))
+    return Machinery(git_dir, files, modes, _refs(git_dir), _pointers(repo, git_dir))
 
 
-def _refs(repo: Path) -> dict[str, str]:
-    listing = sealed_git(repo, "for-each-ref", "--format=%(refname) %(objectname)").stdout
+def _in(git_dir: Path, *args: str) -> list[str]:
+    """A git command run on `git_dir` itself, whatever a checkout's `.git` file says now."""
+    return [f"--git-dir={git_dir}", *args]
+
+
+def _refs(git_dir: Path) -> dict[str, str]:
+    listing = sealed_git(
+        git_dir, *_in(git_dir, "for-each-ref", "--format=%(refname) %(objectname)")
+    ).stdout
     return dict(line.split(" ", 1) for line in listing.splitlines() if line)
+
+
+def _pointers(repo: Path, git_dir: Path) -> dict[Path, bytes | None]:
+    """The `.git` file of `repo` (when it is a worktree) and of every worktree of `git_dir`,
+    by the checkout each worktree's admin folder names."""
+    checkouts = [repo.absolute()]
+    for admin in sorted((git_dir / "worktrees").glob("*")):
+        try:
+            named = (admin / "gitdir").read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if named:
+            checkouts.append(Path(named).parent)
+    found: dict[Path, bytes | None] = {}
+    for checkout in dict.fromkeys(checkouts):
+        dotgit = checkout / ".git"
+        if dotgit.is_symlink() or dotgit.is_file():
+            found[dotgit] = _pointer_bytes(dotgit)
+    return found
+
+
+def _pointer_bytes(dotgit: Path) -> bytes | None:
+    if dotgit.is_symlink() or not dotgit.is_file():
+        return None
+    try:
+        return dotgit.read_bytes()
+    except OSError:
+        return None
 
 
 def restore(
@@ -102,6 +143,7 @@ def restore(
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(old)
             os.chmod(path, before.modes[relative] & 0o7777)
+    found += _restore_pointers(before)
     for ref in sorted(before.refs.keys() | after.refs.keys()):
         old_sha, new_sha = before.refs.get(ref), after.refs.get(ref)
         if old_sha == new_sha or ref in others:
@@ -115,7 +157,34 @@ def restore(
             )
         )
         if old_sha is None:
-            sealed_git(repo, "update-ref", "-d", ref)
+            sealed_git(before.git_dir, *_in(before.git_dir, "update-ref", "-d", ref))
         else:
-            sealed_git(repo, "update-ref", "--no-deref", ref, old_sha)
+            sealed_git(
+                before.git_dir, *_in(before.git_dir, "update-ref", "--no-deref", ref, old_sha)
+            )
+    return found
+
+
+def _restore_pointers(before: Machinery) -> list[SealViolation]:
+    """Every checkout's `.git` file as it was: a checkout left pointing at another repository
+    would have Consort's next commit there, and every later read of the checkout."""
+    found = []
+    for dotgit, old in before.pointers.items():
+        # A checkout removed meanwhile (a finished approach's, by Consort) is not repointed.
+        gone = not (dotgit.exists() or dotgit.is_symlink())
+        if old is None or gone or _pointer_bytes(dotgit) == old:
+            continue
+        found.append(
+            SealViolation(
+                SealRule.GIT_MACHINERY,
+                str(dotgit),
+                "a checkout's pointer to its git folder is git's machinery, no turn's; "
+                "it was put back",
+            )
+        )
+        if dotgit.is_dir() and not dotgit.is_symlink():
+            shutil.rmtree(dotgit)
+        else:
+            dotgit.unlink(missing_ok=True)
+        dotgit.write_bytes(old)
     return found
