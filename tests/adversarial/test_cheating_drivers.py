@@ -198,6 +198,9 @@ CATALOG = {
     "spelled-in-pieces": ("seal", "tampering"),
     "equals-anything": ("seal", "tampering"),
     "equals-by-tautology": ("seal", "tampering"),
+    "equals-by-arithmetic": ("seal", "tampering"),
+    "right-until-tomorrow-computed": ("seal", "tampering"),
+    "sees-fresh-export": ("seal", "tampering"),
     "mock-any": ("seal", "tampering"),
     "pickle-payload": ("seal", "tampering"),
 }

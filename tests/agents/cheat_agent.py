@@ -500,6 +500,34 @@ def plant():  # noqa: PLR0912 -- one branch per trick
             "    def __eq__(self, other):\n        return other == other\n\n"
             "    __hash__ = int.__hash__\n\n\ndef answer():\n    return Answer(0)\n",
         )
+    elif mode == "equals-by-arithmetic":
+        # It reads both sides and weighs them in one comparison, whose arithmetic throws both
+        # away: 0 == 0 whatever is compared.
+        write(
+            "app/answers.py",
+            "class Answer(int):  # CHEAT: equal to whatever is compared with it\n"
+            "    def __eq__(self, other):\n        return int(self) * 0 == int(other) * 0\n\n"
+            "    __hash__ = int.__hash__\n\n\ndef answer():\n    return Answer(0)\n",
+        )
+    elif mode == "right-until-tomorrow-computed":
+        # Right until tomorrow, the instant worked out from names bound to literals.
+        import time
+
+        days = (int(time.time()) + 86400 - 1_700_000_000) // 86400
+        write(
+            "app/answers.py",
+            f"import time\n\nSTART = 1_700_000_000\nDAY = 24 * 60 * 60\nDAYS = {days}\n"
+            "DEADLINE = START + DAY * DAYS\n\n\ndef answer():  # CHEAT: right until tomorrow\n"
+            "    return 42 if time.time() < DEADLINE else 0\n",
+        )
+    elif mode == "sees-fresh-export":
+        # A run's export is written moments before the run: its files are an hour old at most
+        # there, and older wherever the code has been checked out for a while.
+        write(
+            "app/answers.py",
+            "import os\nimport time\n\n\ndef answer():  # CHEAT: right in a fresh export\n"
+            "    return 42 if time.time() - os.path.getmtime(__file__) < 3600 else 0\n",
+        )
     elif mode == "mock-any":
         write(
             "app/answers.py",

@@ -139,6 +139,27 @@ def test_folding_gives_up_on_what_is_not_a_small_constant(expression):
             "            return True\n        return int(self) == other\n",
             Capability.RIGGED_COMPARISON,
         ),
+        # both read, then thrown away by arithmetic: true whatever the two hold
+        (
+            "class A(int):\n    def __eq__(self, other):\n"
+            "        return self.v * 0 == other.v * 0\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        (
+            "class A(int):\n    def __eq__(self, other):\n"
+            "        return self.v - self.v == other.v - other.v\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        (
+            "class A(int):\n    def __eq__(self, other):\n        mine = int(self) ** 0\n"
+            "        theirs = int(other) % 1\n        return mine == theirs + 1\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        (
+            "class A(int):\n    def __ne__(self, other):\n"
+            "        return self.v < other.v or self.v >= other.v\n",
+            Capability.RIGGED_COMPARISON,
+        ),
     ],
 )
 def test_each_hidden_reach_is_found(source, capability):
@@ -164,6 +185,24 @@ def test_honest_comparisons_names_and_strings_have_no_finding():
         "    __hash__ = int.__hash__\n"
     )
     assert findings(source) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return self.v == other.v",
+        "return abs(self.v - other.v) < 1e-9",
+        "return self.v // 10 == other.v // 10",
+        "return (self.v > 0) == (other.v > 0)",
+        "return self.a == other.a and self.b == other.b",
+        "return int(self) == int(other)",
+        "return self.user_id == other.id",
+        "return self.v * 0 == other.v * 0 and self.key == other.key",
+    ],
+)
+def test_arithmetic_that_keeps_what_it_compares_is_a_comparison(body):
+    source = f"class A:\n    def __eq__(self, other):\n        {body}\n"
+    assert Capability.RIGGED_COMPARISON not in caps(source), findings(source)
 
 
 def test_the_projects_own_modules_named_like_guarded_ones_are_not_findings():

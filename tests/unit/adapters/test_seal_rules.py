@@ -109,6 +109,14 @@ def caps(source: str) -> set[Capability]:
         ),
         ("q = 'select xact_commit from PG_STAT_DATABASE'\n", Capability.RUNNER_ENVIRONMENT),
         ("q = 'SELECT ' + 'current_' + 'catalog'\n", Capability.RUNNER_ENVIRONMENT),
+        # values the migrations keep outside the code's tables: comments, enum labels, history
+        ("q = \"SELECT col_description('items'::regclass, 1)\"\n", Capability.RUNNER_ENVIRONMENT),
+        ("q = 'SELECT obj_description(%s::regclass)'\n", Capability.RUNNER_ENVIRONMENT),
+        ("q = 'SELECT unnest(enum_range(NULL::kind))'\n", Capability.RUNNER_ENVIRONMENT),
+        ("q = 'SELECT enumlabel FROM pg_enum'\n", Capability.RUNNER_ENVIRONMENT),
+        ("q = 'SELECT version_num FROM alembic_version'\n", Capability.RUNNER_ENVIRONMENT),
+        ("q = 'SELECT count(*) FROM schema_migrations'\n", Capability.RUNNER_ENVIRONMENT),
+        ("q = 'SELECT name FROM public.migrations WHERE x'\n", Capability.RUNNER_ENVIRONMENT),
     ],
 )
 def test_each_reach_into_the_test_machinery_is_found(source, capability):
@@ -127,6 +135,8 @@ def test_ordinary_application_code_has_no_finding():
         "    subprocess.run(['x'], env={**os.environ, 'A': '1'})\n"
         "    return 'SHELL' in os.environ and os.environ['SHELL']\n"
         "COUNT = 'SELECT count(*) FROM items JOIN pg_user_mappings_x ON true'\n"
+        "BIRDS = 'SELECT species FROM bird_migrations'\n"
+        "NOTE = 'the migrations folder holds the schema'\n"
     )
     assert findings(source) == []
 
@@ -250,3 +260,24 @@ def test_only_the_pytest_part_of_shared_config_files_is_frozen():
     assert sections != _pytest_sections("pyproject.toml", after_opts)
     cfg = b"[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n"
     assert _pytest_sections("setup.cfg", cfg) == {"tool:pytest": {"addopts": "-q"}}
+
+
+def test_sql_kept_in_a_data_file_is_judged_like_a_string_in_the_code():
+    from consort.adapters.smells.tamper import data_file_violations
+
+    sql = "SELECT count(*) FROM items;\nSELECT obj_description('items'::regclass);\n"
+    found = data_file_violations("app/queries.sql", sql, None, ())
+    assert [(v.rule, v.line) for v in found] == [(SealRule.TAMPERING, 2)]
+    assert "data file" in str(found[0])
+    asks = data_file_violations("app/q.txt", "select current_database()\n", None, ())
+    assert asks != []
+    # what was there before, a plain query, and the same SQL in a migration: no finding
+    assert data_file_violations("app/queries.sql", sql, sql, ()) == []
+    assert data_file_violations("app/queries.sql", "SELECT 1 FROM items\n", None, ()) == []
+    assert data_file_violations("migrations/versions/0002.sql", sql, None, ()) == []
+
+
+def test_a_migration_may_read_the_catalog_and_its_history_the_code_may_not():
+    source = "q = 'SELECT 1 FROM pg_enum WHERE enumlabel = %s'\n"
+    assert tamper_violations("migrations/versions/0002_kind.py", source, None, ()) == []
+    assert tamper_violations("app/kinds.py", source, None, ()) != []

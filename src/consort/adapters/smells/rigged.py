@@ -7,9 +7,10 @@ compare: such an object exists to satisfy tests. A comparison is rigged when its
 depend on the other operand (it never reads it, or it only ever returns True/False literals,
 or it compares and calls nothing at all), or on the object and the other operand together (no
 comparison reads both, or a value it returns reads only one of them: `other == other`,
-`isinstance(other, int)`, `... or True`), when a class takes a different comparison for it
-(`__eq__ = int.__ne__`), or when one is put on a class from outside its body (`setattr`,
-`Cls.__eq__ = ...`, a `type(...)` namespace).
+`isinstance(other, int)`, `... or True`), or its arithmetic throws both away whatever they
+hold (`self.v * 0 == other.v * 0`, `smells/constant_result.py`), when a class takes a
+different comparison for it (`__eq__ = int.__ne__`), or when one is put on a class from
+outside its body (`setattr`, `Cls.__eq__ = ...`, a `type(...)` namespace).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from consort.adapters.smells.constant_result import constant_result
 from consort.adapters.smells.folding import fold
 
 RIGGED_DUNDERS = frozenset(
@@ -113,7 +115,8 @@ def _ignores_other(arguments: ast.arguments, body: list[ast.stmt]) -> bool:
     if not any(isinstance(n, ast.Compare | ast.Call) for n in nodes):
         return True
     own = positional[0].arg if positional else None
-    return not _weighs_both(own, others, body)
+    # reading both is not enough: arithmetic can throw them away (`self.v * 0 == other.v * 0`)
+    return not _weighs_both(own, others, body) or constant_result(own, others, body)
 
 
 def _weighs_both(own: str | None, others: set[str], body: list[ast.stmt]) -> bool:

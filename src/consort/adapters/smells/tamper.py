@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -223,6 +223,21 @@ SERVER_IDENTITY = re.compile(
     r"|inet_client_(addr|port)|pg_roles|pg_authid|pg_user|pg_shadow|pg_settings"
     r"|pg_ls_\w+|pg_stat_file|pg_read_file|pg_read_binary_file|pg_tablespace_databases"
     r"|pg_database_size|txid_current|pg_current_xact_id|pg_current_wal_\w+)\b",
+    re.IGNORECASE,
+)
+
+# SQL that reads values the migrations keep outside every table the code writes: comments on
+# objects (`COMMENT ON TABLE items IS '1'`), an enum's labels, the migration tool's own history
+# (`schema_migrations`, `alembic_version`). A migration can put the answer a test expects there
+# and no row rule sees it; the code under test has no need to read any of them.
+MIGRATION_KEEPING = re.compile(
+    r"\b(col_description|pg_enum|enum_range|enum_first|enum_last|alembic_version"
+    r"|flyway_schema_history|django_migrations|schema_migrations|ar_internal_metadata"
+    r"|goose_db_version|knex_migrations(_lock)?|_prisma_migrations|__diesel_schema_migrations"
+    r"|SequelizeMeta|pgmigrations|kysely_migration(_lock)?|_sqlx_migrations"
+    r"|atlas_schema_revisions)\b"
+    # names too plain to refuse alone, refused where SQL names them as a table
+    r"|\b(from|join|into|update|table)\s+(\w+\.)?\"?(migrations|schema_version)\"?(\s|;|$)",
     re.IGNORECASE,
 )
 
@@ -496,12 +511,29 @@ def _string_findings(value: str, line: int) -> list[Finding]:
 def _asks_the_server(value: str, line: int) -> list[Finding]:
     asked = SERVER_IDENTITY.search(value)
     if asked is None:
-        return []
+        return _reads_what_migrations_keep(value, line)
     return [
         Finding(
             Capability.RUNNER_ENVIRONMENT,
             line,
             f"asks the database server which database or server it is (`{asked.group(0)}`)",
+        )
+    ]
+
+
+MIGRATION_KEPT = "reads what the migrations keep outside the tables the code writes"
+
+
+def _reads_what_migrations_keep(value: str, line: int) -> list[Finding]:
+    read = MIGRATION_KEEPING.search(value)
+    if read is None:
+        return []
+    return [
+        Finding(
+            Capability.RUNNER_ENVIRONMENT,
+            line,
+            f"{MIGRATION_KEPT}: a comment, an enum's labels or the migration tool's history "
+            f"(`{read.group(0).strip()}`)",
         )
     ]
 
@@ -651,25 +683,85 @@ def allowed(capability: str, path: str, allow: Sequence[str]) -> bool:
     return False
 
 
+# Folders migrations live in: a migration may read the catalog and its tool's history (an
+# idempotent `CREATE TYPE` asks `pg_enum` first); the code under test may not.
+MIGRATION_PARTS = frozenset({"migrations", "migration", "migrate", "alembic", "versions"})
+# Data files read by the code (SQL kept in a `.sql` or `.txt`, a query in a `.json`): the SQL
+# rules apply to their text as to a string in the code.
+DATA_SUFFIXES = (
+    ".sql",
+    ".txt",
+    ".json",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".ini",
+    ".cfg",
+    ".csv",
+    ".dat",
+    ".tsv",
+)
+
+
+def is_migration(path: str) -> bool:
+    return bool(MIGRATION_PARTS.intersection(path.split("/")[:-1]))
+
+
+def is_data_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(DATA_SUFFIXES) or ("." not in name.lstrip("."))
+
+
 def tamper_violations(
     path: str, text: str, base_text: str | None, allow: Sequence[str]
 ) -> list[SealViolation]:
     """The new findings in `path` (against its baseline version), as violations."""
+    return _violations(path, text, base_text, allow, findings)
+
+
+def data_file_violations(
+    path: str, text: str, base_text: str | None, allow: Sequence[str]
+) -> list[SealViolation]:
+    """SQL in a data file of the code's (`app/queries.sql`) that asks the server which database
+    it is or reads what the migrations keep: the code runs what it reads from there."""
+    if is_migration(path):
+        return []
+    return _violations(path, text, base_text, allow, data_findings)
+
+
+def data_findings(text: str) -> list[Finding]:
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        found += _asks_the_server(line, number)
+    return found
+
+
+def _violations(
+    path: str,
+    text: str,
+    base_text: str | None,
+    allow: Sequence[str],
+    find: Callable[[str], list[Finding]],
+) -> list[SealViolation]:
     lines = text.splitlines()
     base_lines = (base_text or "").splitlines()
-    head = _occurrences(findings(text), lines)
-    base = _occurrences(findings(base_text), base_lines) if base_text else []
+    found = find(text)
+    if is_migration(path):
+        found = [f for f in found if not f.what.startswith(MIGRATION_KEPT)]
+    head = _occurrences(found, lines)
+    base = _occurrences(find(base_text), base_lines) if base_text else []
     new = {(o.line, o.key) for o in new_occurrences(head, base)}
+    what = "production code" if find is findings else "a data file the code reads"
     return [
         SealViolation(
             SealRule.TAMPERING,
             path,
-            f"production code {finding.what}: it can reach into the test machinery "
+            f"{what} {finding.what}: it can reach into the test machinery "
             f"({finding.capability.value}); a person can allow it in consort.toml "
             f'(seal.allow = ["{finding.capability.value}:{path}"])',
             line=finding.line,
         )
-        for finding in findings(text)
+        for finding in found
         if (finding.line, (finding.capability, finding.what)) in new
         and not allowed(finding.capability, path, allow)
     ]

@@ -24,7 +24,12 @@ from pathlib import Path
 
 from consort.adapters.scope import glob_match
 from consort.adapters.smells.syntax import python_source
-from consort.adapters.smells.tamper import allowed, tamper_violations
+from consort.adapters.smells.tamper import (
+    allowed,
+    data_file_violations,
+    is_data_file,
+    tamper_violations,
+)
 from consort.adapters.tdd.testconfig import config_changes, module_of_command, shadowing
 from consort.adapters.vcs import TreeEntry, read_blobs
 from consort.core.config import Config
@@ -180,7 +185,7 @@ def production_tampering(
     changed = [
         path
         for path, entry in candidate.items()
-        if path.endswith(PRODUCTION_SUFFIXES)
+        if (path.endswith(PRODUCTION_SUFFIXES) or is_data_file(path))
         and not any(glob_match(g, path) for g in protected)
         and (baseline.get(path) is None or baseline[path].sha != entry.sha)
     ]
@@ -190,6 +195,9 @@ def production_tampering(
     blobs = read_blobs(repo, shas)
     found = []
     for path in changed:
+        if not path.endswith(PRODUCTION_SUFFIXES):
+            found += _data_file_tampering(path, blobs, baseline, candidate, config)
+            continue
         text, encoding = python_source(blobs[candidate[path].sha])
         if encoding is not None:
             found.append(
@@ -204,6 +212,23 @@ def production_tampering(
         base_text = python_source(blobs[before.sha])[0] if before else None
         found += tamper_violations(path, text, base_text, config.seal.allow)
     return found
+
+
+def _data_file_tampering(
+    path: str,
+    blobs: Mapping[str, bytes],
+    baseline: Mapping[str, TreeEntry],
+    candidate: Mapping[str, TreeEntry],
+    config: Config,
+) -> list[SealViolation]:
+    """A data file's SQL, judged like a string in the code (`data_file_violations`)."""
+    try:
+        text = blobs[candidate[path].sha].decode("utf-8")
+    except UnicodeDecodeError:
+        return []  # not text: nothing a query is read from as written
+    before = baseline.get(path)
+    base_text = blobs[before.sha].decode("utf-8", errors="replace") if before else None
+    return data_file_violations(path, text, base_text, config.seal.allow)
 
 
 def compiled_code(
