@@ -77,6 +77,18 @@ def test_the_page_renders_the_finished_demo(demo, tab):
             assert story in feature.inner_text()
         assert page.tab.locator("table.cycles tbody tr").count() == 10  # T1..T10
         assert "green.failed-1" in feature.inner_text()  # the recorded repair
+        # who decided and how: every gate of the demo by the proxy policy, none by a person
+        assert (
+            feature.locator(".last-approval")
+            .inner_text()
+            .startswith("Last approved by the proxy policy (proxy)")
+        )
+        deciders = feature.locator("table.decisions tbody tr td:nth-child(5)").all_inner_texts()
+        assert deciders and set(deciders) == {"the proxy policy"}
+        changes = feature.locator("table.covers .since").evaluate_all(
+            "cells => cells.map(c => c.dataset.change)"
+        )
+        assert changes == ["unchanged"] * 5
         view = json.loads(page.tab.evaluate("fetch('/api/overview').then(r => r.text())"))
         bars = page.tab.locator("#timeline rect").count()
         assert bars == len(view["turns"]) + len(view["runs"]) > 0
@@ -201,8 +213,25 @@ def test_a_running_drive_shows_up_and_an_approval_needs_the_token_and_this_page(
         assert "by human" in page.text("#decision-result")
         page.tab.wait_for_selector('#events li[data-type="gate.approved"]', timeout=WAIT_MS)
         pending.wait_for(state="detached", timeout=WAIT_MS)  # the gate no longer waits
+        last = page.tab.locator(".feature .last-approval")
+        last.filter(has_text="Last approved by a person (human)").wait_for(timeout=WAIT_MS)
         assert page.errors == []
         page.shot("gate-approved")
+
+        # a person edits a covered artifact after the approval: the page shows what changed
+        path = root / ".consort" / "features" / "F1-stock-visibility" / "test-list.json"
+        data = json.loads(path.read_text())
+        data["items"][0]["title"] = "a title the approval never saw"
+        path.write_text(json.dumps(data, indent=2))
+        page.tab.reload()
+        page.tab.wait_for_selector("body[data-loaded]", timeout=WAIT_MS)
+        changed = page.tab.locator('.since[data-change="changed"]')
+        assert changed.count() == 1
+        changed.locator("summary").click()
+        diff = changed.locator("pre").inner_text()
+        assert '+      "title": "a title the approval never saw"' in diff
+        assert page.tab.locator('.since[data-change="unchanged"]').count() == 4
+        page.shot("gate-changed-since-approval")
     (approval,) = [e for e in ledger_lines(root) if e["type"] == "gate.approved"]
     assert approval["actor"] == "human"
     assert approval["data"]["note"] == "looks right on the page"

@@ -225,3 +225,40 @@ def test_approving_needs_the_token_and_the_pages_own_origin(at_design_gate):
     }
     assert output.count(token) == 1  # printed once, where it started; never logged after
     assert "design approval" in ok(consort("verify", cwd=at_design_gate))
+
+
+def test_an_edit_after_the_approval_shows_as_its_diff_and_who_approved(at_design_gate):
+    # after the page's approval (the test above makes it; alone, this test makes its own)
+    if not [e for e in ledger_lines(at_design_gate) if e["type"] == "gate.approved"]:
+        with running_dashboard(at_design_gate, terminal=True) as dash:
+            design = {"gate": "design", "subject": KEY}
+            assert dash.decide("approve", design, token=dash.token).status_code == 200
+    (approval,) = [e for e in ledger_lines(at_design_gate) if e["type"] == "gate.approved"]
+    # then a person edits a covered artifact by hand
+    path = at_design_gate / ".consort" / "features" / KEY / "test-list.json"
+    data = json.loads(path.read_text())
+    old_title = data["items"][0]["title"]
+    data["items"][0]["title"] = "a title the approval never saw"
+    path.write_text(json.dumps(data, indent=2))
+    with running_dashboard(at_design_gate, terminal=False) as dash, dash.client() as client:
+        (feature,) = [f for f in client.get("/api/overview").json()["features"] if f["id"] == KEY]
+    design = feature["gates"]["design"]
+    assert design["last_approval"] == {
+        "seq": approval["seq"],
+        "actor": "human",
+        "time": approval["time"],
+    }
+    assert design["drifted"] == [f".consort/features/{KEY}/test-list.json"]
+    since = {c["artifact"]: c["since_approval"] for c in design["covers"]}
+    assert {k: v["change"] for k, v in since.items()} == {
+        "feature-spec": "unchanged",
+        "architecture": "unchanged",
+        "db-design": "unchanged",
+        "test-list": "changed",
+        "ux": "unchanged",
+    }
+    diff = since["test-list"]["diff"]
+    assert diff[0] == f"--- .consort/features/{KEY}/test-list.json (approved)"
+    assert f'-      "title": "{old_title}"' in diff  # the last key: no comma
+    assert '+      "title": "a title the approval never saw"' in diff
+    assert all(not v["diff"] for k, v in since.items() if k != "test-list")

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from consort.core.ledger import Event
 from consort.core.project import Project
 from consort.core.state import FeatureState, State
 from consort.core.vocabulary import ActionKind
+
+if TYPE_CHECKING:
+    from consort.lanes.gate_review import SinceApproval
 
 AGENT_RECORD = "agent.json"  # what a headless agent CLI reported about its turn
 SUMMARY_WIDTH = 160  # characters of a text field an artifact summary keeps
@@ -74,7 +79,10 @@ def overview(project: Project) -> Overview:
         status=collect(project, state).as_json(),
     )
     result.decisions = _decisions(events)
-    result.features = [_feature(project, state, f, result.decisions) for f in state.features]
+    result.features = [
+        _feature(project, state, f, result.decisions, _since_approval(project, report.events, f))
+        for f in state.features
+    ]
     result.turns = turn_records(project, events)
     result.cost_per_role = _per_role(result.turns)
     result.runs = run_records(events)
@@ -110,13 +118,28 @@ def _decisions(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def _since_approval(
+    project: Project, events: Sequence[Event], feature: FeatureState
+) -> SinceApproval | None:
+    """The design against its last approval, as the terminal's gate question shows it."""
+    from consort.lanes.gate_review import since_approval
+
+    hashes = {kind.value: a.current_hash for kind, a in feature.artifacts.items()}
+    return since_approval(project, events, feature, hashes)
+
+
 def _feature(
-    project: Project, state: State, feature: FeatureState, decisions: list[dict[str, Any]]
+    project: Project,
+    state: State,
+    feature: FeatureState,
+    decisions: list[dict[str, Any]],
+    since: SinceApproval | None,
 ) -> dict[str, Any]:
     from consort.core.machine import next_action
 
     action = next_action(state, feature.id)
     gate = feature.design_gate
+    changes = {c.artifact: c for c in since.artifacts} if since else {}
     covers = []
     for step in feature.steps():
         artifact = feature.artifacts[step.artifact]
@@ -134,6 +157,9 @@ def _feature(
                 and approved != artifact.current_hash,
                 "summary": _summary(path),
                 "diff": _diff_since_accepted(project, artifact.accepted_turn, path),
+                "since_approval": None
+                if step.artifact not in changes
+                else changes[step.artifact].as_json(),
             }
         )
     mine = [
@@ -168,6 +194,11 @@ def _feature(
                 "actor": gate.actor,
                 "drifted": list(gate.drifted),
                 "covers": covers,
+                # the last approval, whoever made it (a person, or the proxy policy), even when
+                # a rejection or a drift has opened the gate again since
+                "last_approval": None
+                if since is None
+                else {"seq": since.seq, "actor": since.actor, "time": since.time},
             },
             "deploy": build.deploy_gate.value if build else None,
             "promote": build.promote_gate.value if build else None,

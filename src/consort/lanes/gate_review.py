@@ -10,21 +10,25 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
 
-from consort.core.artifacts.canonical import JsonSyntaxProblem, parse_json_text
+from consort.core.artifacts.canonical import JsonSyntaxProblem, parse_json_text, sha256_canonical
 from consort.core.artifacts.registry import ArtifactKind, load_artifact
 from consort.core.artifacts.summary import summary_lines
 from consort.core.derive import artifact_path, turn_output
 from consort.core.errors import ConsortError
 from consort.core.layout import Layout
-from consort.core.ledger import Event
+from consort.core.ledger import Event, format_time
 from consort.core.ledger.events import ArtifactAccepted, GateApproved
 from consort.core.project import Project
 from consort.core.state import FeatureState, GateKind, StoryState
 
 INDENT = "    "
 MAX_DIFF_LINES = 80  # per artifact: a longer diff ends with a line saying how much is left out
+COMMITS_SEARCHED = 200  # of an artifact's history, for the version a gate approved
 
 
 def _indented(lines: Sequence[str], prefix: str = INDENT) -> list[str]:
@@ -60,6 +64,30 @@ def _approved_text(
             path = turn_output(project.state_dir, payload.turn, kind)
             if path.is_file():
                 return _pretty(path.read_text(encoding="utf-8"))
+    # turn folders are not committed: on a fresh clone the approved version is in git's history
+    return _committed_text(project, artifact_path(project.state_dir, feature, kind), digest)
+
+
+def _committed_text(project: Project, path: Path, digest: str) -> str | None:
+    """The version of `path` committed with hash `digest`, among its latest commits."""
+    from consort.adapters.vcs import Git
+
+    git = Git(project.root)
+    listed = git.run(
+        "log", f"--max-count={COMMITS_SEARCHED}", "--format=%H", "--", str(path), check=False
+    )
+    if not listed.ok:
+        return None  # not a git checkout, or nothing committed yet
+    shown = path.relative_to(project.root).as_posix()
+    for commit in listed.stdout.split():
+        blob = git.run("show", f"{commit}:./{shown}", check=False)
+        if not blob.ok:
+            continue
+        try:
+            if sha256_canonical(parse_json_text(blob.stdout)) == digest:
+                return _pretty(blob.stdout)
+        except (JsonSyntaxProblem, ValueError):
+            continue
     return None
 
 
@@ -106,37 +134,109 @@ def design_review(
     return "\n".join(lines) + "\n"
 
 
+class Change(Enum):
+    """How one covered artifact stands against the last design approval."""
+
+    UNCHANGED = "unchanged"
+    NEW = "new"  # not covered by that approval
+    CHANGED = "changed"  # with the diff from the approved version
+    CHANGED_UNSEEN = "changed, approved version not kept"  # turn folders are not committed
+    UNREADABLE = "cannot be hashed now"
+
+
+@dataclass(frozen=True)
+class ArtifactChange:
+    artifact: ArtifactKind
+    path: str
+    change: Change
+    diff: tuple[str, ...] = ()  # unified, approved -> now, at most MAX_DIFF_LINES (+ a note)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "artifact": self.artifact.value,
+            "path": self.path,
+            "change": self.change.value,
+            "diff": list(self.diff),
+        }
+
+
+@dataclass(frozen=True)
+class SinceApproval:
+    """What changed in a feature's design since its last approval (whoever made it)."""
+
+    seq: int
+    actor: str  # human or proxy
+    time: str
+    artifacts: tuple[ArtifactChange, ...]
+
+    @property
+    def changed(self) -> tuple[ArtifactChange, ...]:
+        return tuple(a for a in self.artifacts if a.change is not Change.UNCHANGED)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "seq": self.seq,
+            "actor": self.actor,
+            "time": self.time,
+            "artifacts": [a.as_json() for a in self.artifacts],
+        }
+
+
+def since_approval(
+    project: Project,
+    events: Sequence[Event],
+    feature: FeatureState,
+    hashes: Mapping[str, str | None],
+) -> SinceApproval | None:
+    """Each covered artifact against the last design approval of `feature` (None: never
+    approved); `hashes` are the artifacts' hashes now, by kind (None: it cannot be hashed)."""
+    previous = _previous_approval(events, feature.id)
+    if previous is None:
+        return None
+    event, approval = previous
+    changes = []
+    for step in feature.steps():
+        kind = step.artifact
+        shown = feature.artifacts[kind].path
+        before, now = approval.hashes.get(kind.value), hashes.get(kind.value)
+        if now is None:
+            changes.append(ArtifactChange(kind, shown, Change.UNREADABLE))
+        elif before == now:
+            changes.append(ArtifactChange(kind, shown, Change.UNCHANGED))
+        elif before is None:
+            changes.append(ArtifactChange(kind, shown, Change.NEW))
+        else:
+            old = _approved_text(project, events, feature.id, kind, before)
+            if old is None:
+                changes.append(ArtifactChange(kind, shown, Change.CHANGED_UNSEEN))
+                continue
+            path = artifact_path(project.state_dir, feature.id, kind)
+            current = _pretty(path.read_text(encoding="utf-8"))
+            diff = tuple(_diff(old, current, shown))
+            changes.append(ArtifactChange(kind, shown, Change.CHANGED, diff))
+    return SinceApproval(event.seq, event.actor.value, format_time(event.time), tuple(changes))
+
+
 def _changes_since_approval(
     project: Project, events: Sequence[Event], feature: FeatureState, hashes: dict[str, str]
 ) -> list[str]:
-    previous = _previous_approval(events, feature.id)
-    if previous is None:
+    since = since_approval(project, events, feature, dict(hashes))
+    if since is None:
         return ["  This design was never approved before: everything above is new.", ""]
-    event, approval = previous
-    lines = [f"  Changes since the last approval (event {event.seq}, by the {event.actor.value}):"]
-    changed = False
-    for step in feature.steps():
-        kind = step.artifact.value
-        before, now = approval.hashes.get(kind), hashes[kind]
-        if before == now:
-            continue
-        changed = True
-        shown = feature.artifacts[step.artifact].path
-        if before is None:
-            lines.append(f"{INDENT}{shown}: new since then")
-            continue
-        old = _approved_text(project, events, feature.id, step.artifact, before)
-        if old is None:
+    lines = [f"  Changes since the last approval (event {since.seq}, by the {since.actor}):"]
+    for change in since.changed:
+        if change.change is Change.NEW:
+            lines.append(f"{INDENT}{change.path}: new since then")
+        elif change.change is Change.CHANGED_UNSEEN:
             lines.append(
-                f"{INDENT}{shown}: changed (the approved version is not kept on disk; "
+                f"{INDENT}{change.path}: changed (the approved version is not kept on disk; "
                 "`git log -p` shows it if it was committed)"
             )
-            continue
-        current = _pretty(
-            artifact_path(project.state_dir, feature.id, step.artifact).read_text(encoding="utf-8")
-        )
-        lines += _indented(_diff(old, current, shown))
-    if not changed:
+        elif change.change is Change.UNREADABLE:
+            lines.append(f"{INDENT}{change.path}: cannot be hashed now")
+        else:
+            lines += _indented(change.diff)
+    if not since.changed:
         lines.append(f"{INDENT}none: every artifact is as it was approved")
     return [*lines, ""]
 

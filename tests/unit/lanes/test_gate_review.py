@@ -233,3 +233,59 @@ def test_answering_no_at_the_gate_records_nothing_and_offers_reject(
     (question,) = asked
     assert "T3 S1/AC3 behaviour: a negative count is refused" in question
     assert len(Ledger(ledger_path(designed.project.state_dir)).read()) == before
+
+
+def test_each_artifact_against_the_last_approval_as_a_record(designed: Designed) -> None:
+    from consort.lanes.gate_review import Change, since_approval
+
+    assert since_approval(designed.project, designed.ledger.read(), designed.feature(), {}) is None
+    hashes = designed.hashes()
+    approved = {k: v for k, v in hashes.items() if k != "ux"}  # ux came after the approval
+    designed.ledger.record(
+        GateApproved(gate=GateKind.DESIGN, hashes=approved, note=None), Actor.PROXY, KEY
+    )
+    data = json.loads((FIXTURES / "artifacts" / "db-design.json").read_text())
+    data["tables"][2]["checks"][0]["expression"] = "quantity > 0"
+    designed.accept(ArtifactKind.DB_DESIGN, "0009-dba-db-design", data)
+    now = {**designed.hashes(), "architecture": None}  # unreadable now
+    since = since_approval(designed.project, designed.ledger.read(), designed.feature(), now)
+    assert since is not None and since.actor == "proxy"
+    changes = {c.artifact.value: c.change for c in since.artifacts}
+    assert changes == {
+        "feature-spec": Change.UNCHANGED,
+        "architecture": Change.UNREADABLE,
+        "db-design": Change.CHANGED,
+        "test-list": Change.UNCHANGED,
+        "ux": Change.NEW,
+    }
+    (db,) = [c for c in since.artifacts if c.change is Change.CHANGED]
+    assert '+          "expression": "quantity > 0",' in db.diff
+    assert db.as_json()["change"] == "changed" and since.as_json()["seq"] == since.seq
+    shutil.rmtree(designed.project.state_dir / "turns")  # turn folders are not committed
+    again = since_approval(designed.project, designed.ledger.read(), designed.feature(), now)
+    assert again is not None
+    assert {c.artifact.value: c.change for c in again.artifacts}["db-design"] is (
+        Change.CHANGED_UNSEEN
+    )
+
+
+def test_on_a_fresh_clone_the_approved_version_comes_from_git(designed: Designed) -> None:
+    root = designed.project.root
+    _git(root, "init", "-q", "-b", "main")
+    path = designed.features / "test-list.json"
+    approved_title = json.loads(path.read_text())["items"][0]["title"]
+    _git(root, "add", ".consort/features")
+    _git(root, "commit", "-q", "-m", "the design as approved")
+    designed.approve()
+    data = json.loads(path.read_text())
+    data["items"][0]["title"] = "filing a count stores it"
+    path.write_text(json.dumps(data))
+    _git(root, "commit", "-q", "-am", "a later edit, committed")
+    data["items"][0]["title"] = "filing a count stores it, again"
+    path.write_text(json.dumps(data))  # and one more, not committed
+    shutil.rmtree(designed.project.state_dir / "turns")  # what a fresh clone lacks
+    shown = designed.review()
+    assert f"--- .consort/features/{KEY}/test-list.json (approved)" in shown
+    assert f'    -      "title": "{approved_title}"' in shown
+    assert '    +      "title": "filing a count stores it, again"' in shown
+    assert 'filing a count stores it"' not in shown  # the later commit was not approved

@@ -121,24 +121,44 @@ async function decide(action, gate, note) {
   scheduleRefresh();
 }
 
+// Who decided, and how: a person (at the terminal, on this page or in the editor, recorded
+// alike), or the proxy policy of [gates] mode = "proxy".
+const DECIDERS = { human: "a person", proxy: "the proxy policy", orchestrator: "Consort" };
+function decider(actor) { return DECIDERS[actor] || actor; }
+
+function sinceApprovalCell(design, cover) {
+  if (!design.last_approval) return "never approved";
+  const since = cover.since_approval;
+  if (!since) return "—";
+  const label = since.change === "unchanged" ? "unchanged" : since.change.toUpperCase();
+  return el("div", { class: `since ${since.change === "unchanged" ? "ok" : "bad"}`, "data-change": since.change },
+    el("span", { text: label }),
+    since.diff.length ? el("details", { class: "since-approval" },
+      el("summary", { text: "diff since the approval" }), el("pre", { text: since.diff.join("\n") })) : null);
+}
+
 function renderGate(feature) {
   const design = feature.gates.design;
+  const last = design.last_approval;
   const decisions = feature.decisions.filter((d) => d.type.startsWith("gate."));
   return el("div", {},
     el("h3", {}, "Design gate: ", el("span", { class: `badge ${design.status === "approved" ? "ok" : "warn"}`,
-      text: design.status }), design.actor ? ` by ${design.actor}` : "",
+      text: design.status }), design.actor ? ` by ${decider(design.actor)}` : "",
       design.drifted.length ? el("span", { class: "badge bad", text: `drifted: ${design.drifted.join(", ")}` }) : ""),
-    table(["artifact", "path", "state", "sha256", "since approval", "summary"],
+    el("p", { class: "last-approval dim", text: last
+      ? `Last approved by ${decider(last.actor)} (${last.actor}) at ${last.time}, ledger #${last.seq}.`
+      : "Never approved: everything it covers is new." }),
+    table(["artifact", "path", "state", "sha256", "since the last approval", "summary"],
       design.covers.map((c) => [
         c.artifact, el("code", { text: c.path }), c.condition, el("code", { text: short(c.hash) }),
-        c.approved_hash === null ? "not approved" : (c.changed_since_approval ? "CHANGED" : "unchanged"),
+        sinceApprovalCell(design, c),
         el("div", {}, c.summary.map((line) => el("div", { text: line })),
-          c.diff.length ? el("details", {}, el("summary", { text: "diff since accepted" }),
+          c.diff.length ? el("details", {}, el("summary", { text: "edited since accepted" }),
             el("pre", { text: c.diff.join("\n") })) : null),
-      ])),
+      ]), "covers"),
     el("p", {}, `Deploy gate: ${feature.gates.deploy ?? "—"} · promote gate: ${feature.gates.promote ?? "—"}`),
-    decisions.length ? table(["#", "decision", "gate", "subject", "by", "note"],
-      decisions.map((d) => [d.seq, d.type, d.gate, d.subject, d.actor, d.note])) : null);
+    decisions.length ? table(["#", "decision", "gate", "subject", "by", "how", "note"],
+      decisions.map((d) => [d.seq, d.type, d.gate, d.subject, decider(d.actor), d.actor, d.note]), "decisions") : null);
 }
 
 function stageCell(stage) {
@@ -161,7 +181,7 @@ function renderBuild(build) {
       build.deployed ? " · deployed" : "", build.promoted ? " · promoted" : ""),
     build.stories.map((story) => el("div", { class: "card" },
       el("h3", {}, `${story.key} `, el("span", { class: "dim", text: `${story.branch} · db ${story.database ?? "—"}` }),
-        " ", el("span", { class: `badge ${story.gate === "approved" ? "ok" : ""}`, text: `gate ${story.gate}${story.gate_actor ? ` by ${story.gate_actor}` : ""}` }),
+        " ", el("span", { class: `badge ${story.gate === "approved" ? "ok" : ""}`, text: `gate ${story.gate}${story.gate_actor ? ` by ${decider(story.gate_actor)}` : ""}` }),
         story.merged ? el("span", { class: "badge ok", text: "merged" }) : ""),
       table(["item", "title", "stage", "RED", "GREEN", "REFACTOR", "repairs"],
         story.cycles.map((c) => [c.item, c.title, c.stage, stageCell(c.stages.red),
