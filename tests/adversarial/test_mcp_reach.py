@@ -175,3 +175,38 @@ def test_a_role_agent_inside_a_turn_gets_no_server(lineage):
     assert result.returncode == 2
     assert "not a role agent inside a turn" in result.stderr
     assert result.stdout == ""
+
+
+def test_names_that_are_paths_read_no_file(lineage):
+    climbs = (
+        "../../../../etc/passwd",
+        "/etc/passwd",
+        "..",
+        ".consort/db/secret",
+        "../.consort/db/secret",
+        "feature-spec/../../../../etc/passwd",
+        "feature-spec\x00.json",
+        "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+    )
+    cycles = (
+        "../../../etc/passwd",
+        "F1/S1/../../../../etc/passwd",
+        "F1/../S1/T1",
+        "/etc/passwd/x",
+        ".consort/db/secret",
+        "F1/S1/T1/../../..",
+        "../../..",
+        "F1/S1/T1\x00",
+    )
+    calls = [("schema", {"name": name}) for name in climbs]
+    calls += [("cycle_evidence", {"cycle": name}) for name in cycles]
+    calls += [("log", {"feature": name}) for name in ("../../etc/passwd", ".consort/db")]
+    session = mcp_session(lineage, calls)
+    superuser = forbidden_secrets(lineage)[SUPERUSER]
+    secret_file = (lineage / ".consort" / "db" / "secret").read_text().strip()
+    for (name, arguments), answer in zip(calls, session.answers, strict=True):
+        if name != "log":
+            assert answer.is_error, (name, arguments, answer.text)
+        shown = answer.text + json.dumps(answer.data)
+        assert "root:x:0:0" not in shown, (name, arguments)
+        assert superuser not in shown and secret_file not in shown, (name, arguments)
