@@ -77,6 +77,8 @@ class RunReport:
 
 def lane_of_step(step: str | None) -> Lane:
     try:
+        if step == Step.EXPLORE:
+            return Lane.SPIKE  # a spike's explorer: outside the gated loop
         return Lane.BUILD if step and Step(step).is_build else Lane.DESIGN
     except ValueError:
         return Lane.DESIGN

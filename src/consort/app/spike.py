@@ -23,6 +23,7 @@ from consort.core.spikes import (
 )
 
 if TYPE_CHECKING:
+    from consort.lanes.explore import Exploration
     from consort.lanes.spikes import SpikeEnd
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "SpikeList",
     "SpikeStartResult",
     "end",
+    "explore",
     "gc",
     "list_spikes",
     "start",
@@ -76,6 +78,31 @@ def start(project: Project, name: str, feature: str | None, ttl: str | None) -> 
         now = datetime.now(UTC)
         spike = lane.start(project, ledger, name, feature=key, ttl=box, now=now)
     return SpikeStartResult(spike, now)
+
+
+def agent_adapters() -> tuple[str, ...]:
+    """The adapters an explorer turn may be run with (`--agent`)."""
+    from consort.adapters.agents.config import AdapterKind
+
+    return tuple(kind.value for kind in AdapterKind)
+
+
+def explore(
+    project: Project,
+    name: str,
+    question: str,
+    *,
+    adapter: str | None = None,
+    model: str | None = None,
+) -> Exploration:
+    """One explorer turn in spike NAME, in its time box. It holds the project's writer lock
+    while the agent runs (its turn is recorded in the ledger), as a drive's turn does."""
+    from consort.lanes import explore as lane
+
+    with hold_writer(project.state_dir):
+        ledger = Ledger.open_for_writing(ledger_path(project.state_dir))
+        choice = lane.AgentChoice(adapter=adapter, model=model)
+        return lane.explore(project, ledger, name, question, agent=choice)
 
 
 def end(project: Project, name: str) -> SpikeEnd:

@@ -1,4 +1,4 @@
-"""`consort spike NAME [--for F] [--ttl 2h]`, `consort spike end|list|gc`."""
+"""`consort spike NAME [--for F] [--ttl 2h] [--question Q]`, `consort spike explore|end|list|gc`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import click
 
 from consort.cli.kit import handled, project
 
-SUBCOMMANDS = ("start", "end", "list", "gc")
+SUBCOMMANDS = ("start", "explore", "end", "list", "gc")
 
 
 class _SpikeGroup(click.Group):
@@ -33,22 +33,67 @@ def spike() -> None:
     parent's database (feature F's, or the checked-out branch's). When it ends (`consort spike
     end NAME`, or its time box runs out) code and database are removed; its notes.md is kept
     under .consort/spikes/NAME/ and given to F's later design and build turns.
+
+    `consort spike explore NAME "QUESTION"` (or `--question` at the start) has Consort run an
+    explorer agent turn in the spike: sandboxed in its worktree, with a scratch copy of the
+    spike's database, stopped when the time box runs out, writing what it learned to notes.md.
     """
+
+
+def _agent_options(func: Any) -> Any:
+    from consort.app.spike import agent_adapters
+
+    func = click.option(
+        "--model", help="The explorer's model (claude, codex), over [agents.explorer] model."
+    )(func)
+    return click.option(
+        "--agent",
+        "adapter",
+        type=click.Choice(agent_adapters()),
+        help="The explorer's adapter, over [agents.explorer] (or [agents] default).",
+    )(func)
 
 
 @spike.command("start")
 @click.argument("name")
 @click.option("--for", "feature", help="The feature the spike explores for (e.g. F1).")
 @click.option("--ttl", help="The time box: 2h (default), 90m, 1h30m, 1d; at most 7d.")
+@click.option(
+    "--question", help="Have Consort run an explorer agent turn in the spike, on this question."
+)
+@_agent_options
 @click.option("--json", "as_json", is_flag=True, help="Print the spike as JSON.")
 @handled
-def spike_start(name: str, feature: str | None, ttl: str | None, as_json: bool) -> None:
+def spike_start(
+    *,
+    name: str,
+    feature: str | None,
+    ttl: str | None,
+    question: str | None,
+    adapter: str | None,
+    model: str | None,
+    as_json: bool,
+) -> None:
     """Start spike NAME (the same as `consort spike NAME`)."""
     from consort.app import spike as api
     from consort.cli import ui
 
+    if question is None and (adapter or model):
+        raise click.UsageError("--agent and --model choose the explorer: give --question too")
+    here = project()
     with ui.console().status(f"starting spike {name} ..."):
-        started = api.start(project(), name, feature, ttl)
+        started = api.start(here, name, feature, ttl)
+    if question is not None:
+        _explore(
+            here,
+            name,
+            question,
+            adapter=adapter,
+            model=model,
+            as_json=as_json,
+            started=started.as_json(),
+        )
+        return
     if as_json:
         ui.print_json(started.as_json())
         return
@@ -59,6 +104,52 @@ def spike_start(name: str, feature: str | None, ttl: str | None, as_json: bool) 
     )
     ui.say(f"explore in {s.worktree} (its .env points at the spike's database)")
     ui.say(f"write what you learn in {started.notes}; end it with `consort spike end {name}`")
+
+
+@spike.command("explore")
+@click.argument("name")
+@click.argument("question")
+@_agent_options
+@click.option("--json", "as_json", is_flag=True, help="Print the explorer's turn as JSON.")
+@handled
+def spike_explore(
+    name: str, question: str, adapter: str | None, model: str | None, as_json: bool
+) -> None:
+    """Run an explorer agent turn in spike NAME on QUESTION, inside the spike's time box."""
+    _explore(project(), name, question, adapter=adapter, model=model, as_json=as_json)
+
+
+def _explore(
+    here: Any,
+    name: str,
+    question: str,
+    *,
+    adapter: str | None,
+    model: str | None,
+    as_json: bool,
+    started: dict[str, Any] | None = None,
+) -> None:
+    from consort.app import spike as api
+    from consort.app.errors import ConsortError
+    from consort.cli import ui
+
+    with ui.console().status(f"exploring in spike {name} ..."):
+        found = api.explore(here, name, question, adapter=adapter, model=model)
+    if as_json:
+        shown = found.as_json() if started is None else {**started, "exploration": found.as_json()}
+        ui.print_json(shown)
+    else:
+        for problem in found.problems:
+            ui.say(f"  {problem}")
+        if found.ok:
+            ui.done(f"explorer turn {found.turn} wrote {found.notes} ({found.duration_s:.0f} s)")
+        if found.ended is not None:
+            _say_ended(found.ended)
+    if not found.ok:
+        raise ConsortError(
+            f"explorer turn {found.turn} in spike {name} failed",
+            fix=f"see .consort/turns/{found.turn}/ (stdout, stderr, result.json)",
+        )
 
 
 @spike.command("end")

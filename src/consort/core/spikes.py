@@ -29,7 +29,7 @@ MAX_TTL = timedelta(days=7)
 """A time box longer than a week is not a spike; it is a feature."""
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
-RESERVED_NAMES = frozenset({"start", "end", "list", "gc", "help"})
+RESERVED_NAMES = frozenset({"start", "end", "explore", "list", "gc", "help"})
 """The subcommands of `consort spike`: a spike by one of these names could not be started."""
 
 _TTL_PART = re.compile(r"(\d+)([smhd])")

@@ -18,6 +18,7 @@ class Role(StrEnum):
     UX_DESIGNER = "ux-designer"
     NAVIGATOR = "navigator"
     DRIVER = "driver"
+    EXPLORER = "explorer"  # a spike's explorer: outside the gated loop, it writes notes.md
 
 
 class Step(StrEnum):
@@ -33,6 +34,8 @@ class Step(StrEnum):
     REPAIR = "repair"
     REVIEW = "review"
     REFACTOR = "refactor"
+    # spike lane: a turn in a spike's worktree, started by a person, never by the machine
+    EXPLORE = "explore"
 
     @property
     def is_build(self) -> bool:
@@ -49,6 +52,7 @@ class Lane(StrEnum):
     DEPLOY = "deploy"
     PROMOTE = "promote"
     DONE = "done"
+    SPIKE = "spike"  # outside the gated loop: no action of the machine is ever in it
 
 
 LANE_ORDER = (Lane.PLAN, Lane.DESIGN, Lane.BUILD, Lane.DEPLOY, Lane.PROMOTE, Lane.DONE)

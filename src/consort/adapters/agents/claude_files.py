@@ -41,6 +41,7 @@ _TOOLS = {
     Role.UX_DESIGNER: _DESIGN_TOOLS,
     Role.NAVIGATOR: "Read, Write, Edit, Bash",
     Role.DRIVER: "Read, Write, Edit, Bash",
+    Role.EXPLORER: "Read, Write, Edit, Bash",
 }
 
 
@@ -64,6 +65,8 @@ _DESCRIPTIONS = {
     "and reviews the driver's code (review). Use for Consort `red` and `review` turns.",
     Role.DRIVER: "Consort's driver: writes the least code that makes the failing test pass "
     "(green, repair) and refactors it (refactor). Never touches tests.",
+    Role.EXPLORER: "Consort's spike explorer: tries one question out in a throwaway spike and "
+    "writes what it learned to notes.md. Use for Consort `explore` turns.",
 }
 
 

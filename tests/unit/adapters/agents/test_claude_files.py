@@ -113,7 +113,7 @@ def test_init_step_reports_what_it_wrote_and_kept(project: Project) -> None:
     report = InitReport(project.root)
     step_claude_files(project, report)
     assert report.done == [
-        "wrote 10 Claude Code file(s) in .claude/ (role agents and the /plan, /design, /build, "
+        "wrote 11 Claude Code file(s) in .claude/ (role agents and the /plan, /design, /build, "
         "/deploy commands)"
     ]
     assert "kept your own .claude/agents/driver.md" in report.warnings[0]

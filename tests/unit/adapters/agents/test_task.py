@@ -45,6 +45,7 @@ def test_roles_and_steps_are_the_documented_ones() -> None:
         "ux-designer",
         "navigator",
         "driver",
+        "explorer",
     ]
     assert [s.value for s in Step] == [
         "spec",
@@ -57,6 +58,7 @@ def test_roles_and_steps_are_the_documented_ones() -> None:
         "repair",
         "review",
         "refactor",
+        "explore",
     ]
     assert [s for s in Step if s.is_build] == [
         Step.RED,

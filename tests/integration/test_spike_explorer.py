@@ -1,0 +1,160 @@
+"""A spike explored by an agent turn Consort starts: the real `consort` CLI, real git, the
+embedded PostgreSQL, a real command agent (tests/agents/explorer_agent.py) in the turn sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from consort.core.ledger import EventType, Ledger, ledger_path
+from tests.helpers import consort, env_url, git, ok
+from tests.integration.conftest import destroy_project_cluster
+from tests.integration.test_build_lane import _new_project, configure
+
+pytestmark = pytest.mark.integration
+
+EXPLORER = Path(__file__).parents[1] / "agents" / "explorer_agent.py"
+QUESTION = "Should bins be keyed by code, and is an index on aisle worth it?"
+
+
+def _use_explorer(root: Path) -> None:
+    text = (root / "consort.toml").read_text()
+    command = json.dumps([sys.executable, str(EXPLORER)])
+    (root / "consort.toml").write_text(
+        text + f'\n[agents.explorer]\nadapter = "command"\ncommand = {command}\n'
+    )
+
+
+def _databases(root: Path) -> set[str]:
+    url = ok(consort("db", "url", "main", cwd=root)).strip()
+    with psycopg.connect(url) as conn:
+        return {r[0] for r in conn.execute("SELECT datname FROM pg_database").fetchall()}
+
+
+def _spike_events(root: Path, name: str) -> list:
+    return [e for e in Ledger(ledger_path(root / ".consort")).read() if e.subject == name]
+
+
+def test_an_explorer_turn_works_in_its_spike_and_its_notes_are_kept(fresh_project: Path) -> None:
+    root = fresh_project
+    _use_explorer(root)
+    with psycopg.connect(env_url(root)) as conn:
+        conn.execute("CREATE TABLE inherited (n int)")
+        conn.execute("INSERT INTO inherited SELECT generate_series(1, 12)")
+    before = _databases(root)
+
+    found = json.loads(
+        ok(consort("spike", "bins", "--ttl", "1h", "--question", QUESTION, "--json", cwd=root))
+    )
+    explored = found["exploration"]
+    assert explored["ok"], explored
+    assert explored["killed"] is None and explored["ended"] is None
+    assert 3000 < explored["time_box_s"] <= 3600  # the rest of the spike's hour, not 4 h
+    worktree = root / found["worktree"]
+    notes = (worktree / "notes.md").read_text()
+    assert f"Question: {QUESTION}" in notes
+    assert "Bins spread over 7 aisles" in notes
+    assert "held 12 rows of the parent's inherited table" in notes  # a copy of the parent's
+    # Its database was a scratch child of the spike's, neither the spike's own nor the parent's,
+    # and it was dropped after the turn; the spike's database never saw the explorer's table.
+    worked_in = notes.split("Worked in database ", 1)[1].split(".", 1)[0]
+    main_database = ok(consort("db", "url", "main", cwd=root)).strip().rsplit("/", 1)[1]
+    assert worked_in not in {found["database"], main_database} and worked_in not in before
+    assert worked_in not in _databases(root)
+    with psycopg.connect(env_url(worktree)) as conn:
+        assert conn.execute("SELECT to_regclass('bins')").fetchone() == (None,)
+    assert (worktree / "probe.py").is_file()  # its code stays in the spike, until the end
+
+    # The ledger records the turn like any other: sandboxed, by the command adapter.
+    events = _spike_events(root, "spike/bins")
+    kinds = [e.type for e in events]
+    assert kinds == [EventType.SPIKE_STARTED, EventType.TURN_STARTED, EventType.TURN_FINISHED]
+    started, finished = events[1].data, events[2].data
+    assert started["role"] == "explorer" and started["step"] == "explore"
+    assert started["sandbox"] == "bwrap"
+    assert finished["adapter"] == "command" and finished["exit_code"] == 0
+    assert finished["turn"] == explored["turn"] and finished["duration_s"] > 0
+    task = json.loads((root / ".consort" / "turns" / explored["turn"] / "task.json").read_text())
+    assert task["role"] == "explorer" and task["writable"] == ["**"]
+    assert Path(task["outputs"]["notes"]) == worktree / "notes.md"
+    report = json.loads(ok(consort("report", "--json", cwd=root)))
+    (spike_lane,) = [row for row in report["lanes"] if row["name"] == "spike"]
+    assert spike_lane["turns"] == 1 and spike_lane["failed_turns"] == 0
+    (row,) = [t for t in report["turns"] if t["turn"] == explored["turn"]]
+    assert row["role"] == "explorer" and row["adapter"] == "command"
+
+    ended = json.loads(ok(consort("spike", "end", "bins", "--json", cwd=root)))
+    kept = root / ended["notes"]
+    assert kept.read_text() == notes
+    assert not worktree.exists() and git(root, "branch", "--list", "spike/bins") == ""
+    assert _databases(root) == before
+    verified = ok(consort("verify", cwd=root))
+    assert "1 kept notes match their recorded hashes" in verified
+    assert "explorer turns" in verified
+
+
+def test_an_explorer_that_writes_nothing_fails_its_turn_and_the_spike_runs_on(
+    fresh_project: Path,
+) -> None:
+    root = fresh_project
+    (root / "consort.toml").write_text(
+        (root / "consort.toml").read_text()
+        + f'\n[agents.explorer]\nadapter = "command"\ncommand = {json.dumps(["true"])}\n'
+    )
+    ok(consort("spike", "idle", "--ttl", "1h", cwd=root))
+    failed = consort("spike", "explore", "idle", "What is there?", "--json", cwd=root)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    explored = json.loads(failed.stdout)
+    assert not explored["ok"]
+    assert any("unchanged" in p for p in explored["problems"]), explored
+    (turn_failed,) = [
+        e for e in _spike_events(root, "spike/idle") if e.type is EventType.TURN_FAILED
+    ]
+    assert turn_failed.data["role"] == "explorer"
+    listed = json.loads(ok(consort("spike", "list", "--json", cwd=root)))
+    assert [s["condition"] for s in listed["spikes"]] == ["running"]
+    ok(consort("spike", "end", "idle", cwd=root))
+    ok(consort("verify", cwd=root))
+
+
+def test_an_explorers_notes_reach_the_features_design_and_build_turns(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    root = _new_project(tmp_path_factory, "explored")
+    try:
+        _use_explorer(root)
+        started = consort(
+            "spike", "counter-bins", "--for", "F1", "--question", QUESTION, "--json", cwd=root
+        )
+        explored = json.loads(ok(started))
+        assert explored["feature"] == "F1-counter" and explored["exploration"]["ok"]
+        task = json.loads(
+            (root / ".consort/turns" / explored["exploration"]["turn"] / "task.json").read_text()
+        )
+        assert task["feature"] == "F1-counter"
+        assert "feature-request" in task["inputs"]  # what the feature says so far
+        ok(consort("spike", "end", "counter-bins", cwd=root))
+        configure(root, driver="noop")  # the build stops at the first GREEN, escalated
+        _use_explorer(root)
+        result = consort("drive", cwd=root)
+        assert result.returncode == 3, result.stdout + result.stderr
+
+        kept = root / ".consort" / "spikes" / "counter-bins" / "notes.md"
+        assert "Bins spread over 7 aisles" in kept.read_text()
+        tasks = [
+            json.loads(p.read_text())
+            for p in sorted((root / ".consort" / "turns").glob("*/task.json"))
+            if json.loads(p.read_text())["role"] != "explorer"
+        ]
+        steps = {(t["role"], t["step"]) for t in tasks}
+        assert ("driver", "green") in steps and ("spec-author", "spec") in steps
+        for later in tasks:
+            assert Path(later["inputs"]["spike-counter-bins"]) == kept, later["step"]
+        ok(consort("verify", cwd=root))
+    finally:
+        destroy_project_cluster(root)
