@@ -158,3 +158,61 @@ def test_an_explorers_notes_reach_the_features_design_and_build_turns(
         ok(consort("verify", cwd=root))
     finally:
         destroy_project_cluster(root)
+
+
+def test_an_explore_killed_mid_turn_leaves_nothing_the_next_commands_do_not_clear(
+    fresh_project: Path,
+) -> None:
+    """kill -9 of `consort spike explore` while its agent runs: the agent (and what it started)
+    ends with it, `branch gc` drops the turn's scratch database, and the spike goes on."""
+    import os
+    import secrets
+    import signal
+    import subprocess
+    import time
+
+    from tests.helpers import processes_naming
+
+    root = fresh_project
+    marker = f"killed-{secrets.token_hex(6)}"
+    cheat = Path(__file__).parents[1] / "adversarial" / "explorer_turn_cheat.py"
+    command = json.dumps([sys.executable, str(cheat), "linger", json.dumps({"marker": marker})])
+    with (root / "consort.toml").open("a") as config:
+        config.write(f'\n[agents.explorer]\nadapter = "command"\ncommand = {command}\n')
+    spike = json.loads(ok(consort("spike", "crash", "--ttl", "1h", "--json", cwd=root)))
+    paired = _databases(root)
+    env = dict(os.environ, COLUMNS="200")
+    env.pop("CONSORT_TASK", None)
+    exploring = subprocess.Popen(
+        [sys.executable, "-m", "consort", "spike", "explore", "crash", "Survive a kill?"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        for _ in range(600):  # until the agent's daemon runs
+            if processes_naming(marker):
+                break
+            assert exploring.poll() is None, "the explorer turn ended before it was killed"
+            time.sleep(0.5)
+        else:
+            pytest.fail("the explorer's daemon never started")
+        assert len(_databases(root) - paired) == 1  # the turn's scratch database
+    finally:
+        os.killpg(exploring.pid, signal.SIGKILL)
+        exploring.wait()
+    for _ in range(120):  # the sandbox dies with its parent; give the kernel its moment
+        if not processes_naming(marker):
+            break
+        time.sleep(0.5)
+    assert processes_naming(marker) == []
+
+    ok(consort("branch", "gc", cwd=root))
+    assert _databases(root) == paired
+    ok(consort("verify", cwd=root))
+    ended = json.loads(ok(consort("spike", "end", "crash", "--json", cwd=root)))
+    assert "Written before the time box ran out." in (root / ended["notes"]).read_text()
+    assert spike["database"] not in _databases(root)
+    ok(consort("verify", cwd=root))
