@@ -216,3 +216,48 @@ def test_an_explore_killed_mid_turn_leaves_nothing_the_next_commands_do_not_clea
     assert "Written before the time box ran out." in (root / ended["notes"]).read_text()
     assert spike["database"] not in _databases(root)
     ok(consort("verify", cwd=root))
+
+
+def test_a_claude_explorer_is_recorded_with_its_model_tokens_and_cost(
+    fresh_project: Path, tmp_path: Path
+) -> None:
+    """The explorer run by the claude adapter (the fake `claude` of tests/fakes, which runs the
+    real `consort guard` as its hook), chosen on the command line over [agents.explorer]."""
+    from tests.fakes import FAKES, install_fakes, write_scenario
+
+    root = fresh_project
+    claude = install_fakes(tmp_path / "bin") / "claude"
+    notes = root / ".consort" / "worktrees" / "_spikes" / "priced" / "notes.md"
+    scenario = write_scenario(
+        tmp_path / "scenario.json",
+        steps=[
+            {"init": True},
+            {"write": str(notes), "content": "## Learned\n\nAisles need an index.\n"},
+            {"result": {"result": "noted", "total_cost_usd": 0.42}},
+        ],
+    )
+    with (root / "consort.toml").open("a") as config:
+        config.write(
+            f'\n[agents.explorer]\nadapter = "command"\ncommand = [{json.dumps(str(claude))}]\n'
+            f"env = {{ FAKE_CLAUDE_SCENARIO = {json.dumps(str(scenario))} }}\n"
+            "retries = 0\n"
+            f"read_only = [{json.dumps(str(FAKES))}, {json.dumps(str(scenario))}]\n"
+        )
+    found = consort(
+        "spike", "priced", "--question", "Index aisles?", "--agent", "claude",
+        "--model", "claude-explorer-test", "--json", cwd=root,
+    )  # fmt: skip
+    explored = json.loads(ok(found))["exploration"]
+    assert explored["ok"], explored
+    assert notes.read_text() == "## Learned\n\nAisles need an index.\n"
+    (finished,) = [
+        e for e in _spike_events(root, "spike/priced") if e.type is EventType.TURN_FINISHED
+    ]
+    assert finished.data["adapter"] == "claude" and finished.data["program"] == "Claude Code"
+    report = json.loads(ok(consort("report", "--json", cwd=root)))
+    (row,) = [t for t in report["turns"] if t["turn"] == explored["turn"]]
+    assert row["lane"] == "spike" and row["role"] == "explorer"
+    assert row["model"] == "claude-explorer-test"
+    assert row["cost_usd"] == 0.42 and row["tokens"] == 180
+    ok(consort("spike", "end", "priced", cwd=root))
+    ok(consort("verify", cwd=root))
