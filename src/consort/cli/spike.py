@@ -83,6 +83,12 @@ def spike_start(
     here = project()
     with ui.console().status(f"starting spike {name} ..."):
         started = api.start(here, name, feature, ttl)
+    s = started.spike
+    if not as_json:
+        ui.done(
+            f"started spike {name} on {s.branch} with database {s.database} "
+            f"(a copy of {s.parent}'s); it expires at {_when(s.expires)}"
+        )
     if question is not None:
         _explore(
             here,
@@ -97,13 +103,9 @@ def spike_start(
     if as_json:
         ui.print_json(started.as_json())
         return
-    s = started.spike
-    ui.done(
-        f"started spike {name} on {s.branch} with database {s.database} "
-        f"(a copy of {s.parent}'s); it expires at {_when(s.expires)}"
-    )
     ui.say(f"explore in {s.worktree} (its .env points at the spike's database)")
     ui.say(f"write what you learn in {started.notes}; end it with `consort spike end {name}`")
+    ui.say(f'or have an agent explore it: `consort spike explore {name} "QUESTION"`')
 
 
 @spike.command("explore")
