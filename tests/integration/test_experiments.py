@@ -60,6 +60,22 @@ def databases(root: Path) -> set[str]:
     return {row["name"] for row in listing if row.get("database")}
 
 
+def catalog_leftovers(root: Path) -> tuple[set[str], set[str]]:
+    """Databases, and branch roles, the server holds beyond the paired branches' own: the
+    throwaway children of runs and turns included, which `branch list` does not show."""
+    import psycopg
+
+    listing = json.loads(ok(consort("branch", "list", "--json", cwd=root)))
+    paired = {row["database"] for row in listing if row.get("database")}
+    url = ok(consort("db", "url", "main", cwd=root)).strip()
+    with psycopg.connect(url) as conn:
+        names = {r[0] for r in conn.execute("SELECT datname FROM pg_database").fetchall()}
+        roles = {r[0] for r in conn.execute("SELECT rolname FROM pg_roles").fetchall()}
+    extra = names - paired - {"postgres", "template0", "template1"}
+    orphan_roles = {r for r in roles if r.endswith("_user") and r[: -len("_user")] not in paired}
+    return extra, orphan_roles
+
+
 @pytest.fixture(scope="module")
 def raced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
     root = tmp_path_factory.mktemp("experiment") / "stockflow"
@@ -228,6 +244,8 @@ def test_selecting_the_honest_one_merges_it_and_verify_passes(raced):
     branches = git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
     assert not any(b.startswith("archive/") for b in branches)
     assert consort("verify", cwd=root).returncode == 0
+    # Nothing the race, its runs or its turns made is left on the server.
+    assert catalog_leftovers(root) == (set(), set())
 
 
 @pytest.mark.timeout(900)
