@@ -163,8 +163,15 @@ def test_an_explorer_reaches_nothing_beyond_its_spike(root: Path) -> None:
     assert {"consort.toml", ".consort/ledger.jsonl"} <= violations
     (failed,) = [e for e in _events(root, "spike/cheat") if e.type is EventType.TURN_FAILED]
     assert failed.data["role"] == "explorer"
-    # No scratch database is left behind: only main's and the two spikes'.
+    # No scratch database is left behind: only main's and the two spikes'. And the login the
+    # explorer held (it could have written it anywhere it can write) no longer opens anything.
     assert _databases(main_url) == databases
+    held = json.loads(report["seen"][0])["DATABASE_URL"]
+    assert held.rsplit("/", 1)[1] not in databases
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(held, connect_timeout=10).close()
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(held.rsplit("/", 1)[0] + "/" + spike["database"], connect_timeout=10)
     ok(consort("spike", "end", "cheat", cwd=root))
     ok(consort("spike", "end", "other", cwd=root))
     assert spike["database"] not in _databases(main_url)
