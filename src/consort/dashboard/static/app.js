@@ -9,7 +9,7 @@ const SVG = "http://www.w3.org/2000/svg";
 const ROLE_COLOURS = {
   "consort: tests": "#6b6f76",
   "spec-author": "#7a5af8", architect: "#2b59c3", dba: "#0e7490", "test-strategist": "#0f766e",
-  "ux-designer": "#be185d", navigator: "#a15c00", driver: "#1d7a46",
+  "ux-designer": "#be185d", navigator: "#a15c00", driver: "#1d7a46", explorer: "#92400e",
 };
 
 const page = { overview: null, token: "", lastSeq: 0, refreshing: null, verifying: null };
