@@ -164,3 +164,19 @@ def test_a_postgres_server_is_asked_its_version_and_one_that_does_not_answer_fai
         if name in checks:
             assert checks[name]["state"] == "info", checks[name]
             assert "not checked" in checks[name]["detail"]
+
+
+def test_a_migrate_command_that_never_connects_to_the_child_fails(fastapi_project):
+    """A migrate command that exits 0 but migrates some other database (or none) is what stops
+    a run before its suite; doctor says so too."""
+    root = fastapi_project
+    config = root / "consort.toml"
+    text = config.read_text().replace(
+        f'[{json.dumps(sys.executable)}, "-m", "alembic", "upgrade", "head"]',
+        json.dumps([sys.executable, "-c", "print('migrated elsewhere')"]),
+    )
+    assert "print(" in text
+    config.write_text(text)
+    migrations = _doctor(root)["migrations"]
+    assert migrations["state"] == "fail", migrations
+    assert "never connected to the throwaway database" in migrations["detail"]

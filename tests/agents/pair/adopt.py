@@ -1,9 +1,10 @@
 """The pair for an adopted project whose code and tests live in `backend/`: build turns write
 tests under backend/tests (named by repository paths in the plan) and code under backend/app,
-with an Alembic migration for T2. OPTION "honest" (the default) does each job; "noop" writes
-nothing at GREEN; the other modes are drivers that write no code and plant a pytest
-configuration in `backend/` that loads a plugin turning every failure into a pass (every planted
-file says CHEAT), or a migration that rewrites the test or forges its cached byte-code.
+with an Alembic migration for T2. OPTION "honest" (the default) does each job ("unmapped": the
+same, in a project whose consort.toml maps no POSTGRES_* variable); "noop" writes nothing at
+GREEN; the other modes are drivers that write no code and plant a pytest configuration in
+`backend/` that loads a plugin turning every failure into a pass (every planted file says
+CHEAT), or a migration that rewrites the test or forges its cached byte-code.
 """
 
 import os
@@ -166,9 +167,10 @@ def green(turn: Turn) -> None:
         for path, text in CHEATS[mode].items():
             write(path, text)
         return
-    # The suite's settings name the turn's own scratch database, as DATABASE_URL does.
+    # The suite's settings name the turn's own scratch database, as DATABASE_URL does (mode
+    # "unmapped": a project whose consort.toml maps nothing to them; the code is the same).
     own = urlsplit(os.environ["DATABASE_URL"])
-    if (os.environ.get("POSTGRES_DB"), os.environ.get("POSTGRES_PORT")) != (
+    if mode != "unmapped" and (os.environ.get("POSTGRES_DB"), os.environ.get("POSTGRES_PORT")) != (
         own.path.lstrip("/"),
         str(own.port),
     ):

@@ -13,11 +13,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from consort.adapters.db.branching import BranchDatabases, Ephemeral
+from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_of
 from consort.adapters.tdd.export import exported
 from consort.adapters.tdd.runbox import run_sandbox
 from consort.adapters.tdd.runenv import command_env, workdir
-from consort.adapters.tdd.runner import run_boxed, run_migrations
+from consort.adapters.tdd.runner import migrate_unused, run_boxed, run_migrations
 from consort.adapters.tdd.testconfig import runner_arguments
 from consort.core.config import RunnerKind
 from consort.core.project import Project
@@ -62,8 +62,11 @@ def probe_suite(
         tree = export.root
         migrated: StepResult | None = None
         if config.migrate.command:
+            before = sessions_of(dbs.backend, child.database)
             result = run_migrations(box, config.migrate, tree, child.url)
-            if result.returncode == 0:
+            if result.returncode == 0 and sessions_of(dbs.backend, child.database) == before:
+                migrated = StepResult(False, migrate_unused(child.database, stopped=False).detail)
+            elif result.returncode == 0:
                 head = migration_head(dbs, child)
                 migrated = StepResult(True, f"migrated a throwaway child; {head}")
             else:

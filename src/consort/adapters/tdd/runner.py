@@ -351,6 +351,8 @@ class SealedRun:
         self.report_bytes = b""
         self.database = ""
         self.sessions = -1  # sessions the suite opened on its child; -1: not measured
+        # the migrate command exited 0 without one session on its child: the suite is not run
+        self.migrate_unused = False
         # broken while it ran: a process that escaped, what the migrations left in the child
         self.run_violations: list[SealViolation] = []
         self.reads_migrations = reads_migrations
@@ -387,7 +389,8 @@ class SealedRun:
                     return
                 if not (baseline is not None and any(v.rule in REPLAYABLE for v in found)):
                     self.run_violations += found
-                    self._test(child, tree, Path(private), paths, then)
+                    if not self.migrate_unused:
+                        self._test(child, tree, Path(private), paths, then)
                     return
             with baseline() as base, self.dbs.ephemeral(parent_database) as child:
                 replayed = self._migrate_baseline(child, base.root)
@@ -396,7 +399,8 @@ class SealedRun:
                     return
                 # the baseline's migrations failing here leaves nothing to tell apart
                 self.run_violations += again if replayed is not None else found
-                self._test(child, tree, Path(private), paths, then)
+                if not self.migrate_unused:
+                    self._test(child, tree, Path(private), paths, then)
 
     def _migrate_candidate(
         self,
@@ -412,6 +416,7 @@ class SealedRun:
         if not config.migrate.command:
             return []
         untouched, writes_before = after if after is not None else (self._database_state(child), {})
+        sessions_before = sessions_of(self.dbs.backend, child.database)
         migrate_started = time.monotonic()
         result = run_migrations(
             self.box, config.migrate, tree, child.url, read_only=self._frozen_in(tree)
@@ -422,6 +427,13 @@ class SealedRun:
         if result.returncode != 0:
             self.tail = result.output[-OUTPUT_TAIL:]
             return None
+        if sessions_of(self.dbs.backend, child.database) == sessions_before:
+            # It migrated some other database (settings of the project's own pointing at a
+            # developer's), or none: the suite, whose teardown may delete rows, must not run
+            # against wherever that is.
+            self.migrate_unused = True
+            self.tail = result.output[-OUTPUT_TAIL:]
+            return [migrate_unused(child.database)]
         return [
             *self._migration_violations(child, untouched, writes_before),
             *frozen_changes(tree, self.frozen, "migrate command"),
@@ -543,6 +555,8 @@ class SealedRun:
         problems += [str(v) for v in self.run_violations]
         if violations and not self.database:
             pass  # refused before it ran
+        elif self.migrate_unused:
+            pass  # stopped after the migrate command: its violation says why
         elif self.migrate_exit not in (None, 0):
             problems.append(f"the migrate command exited {self.migrate_exit}")
             missing = missing_in_output(self.tail)
@@ -798,6 +812,21 @@ def run_boxed(
         )
     except ConsortError as exc:  # the program does not exist
         return proc.Contained(tuple(argv), 127, exc.message, b"", False, 0, 0, False)
+
+
+def migrate_unused(database: str, *, stopped: bool = True) -> SealViolation:
+    """The migrate command exited 0 without one session on the run's child `database`;
+    `stopped`: the run stopped there, before its suite."""
+    return SealViolation(
+        SealRule.DATABASE_UNUSED,
+        "",
+        f"the migrate command never connected to the throwaway database {database} it was "
+        "given in DATABASE_URL: it migrated another database (the project's own settings?), "
+        f"or none{', so the suite was not run' if stopped else ''}; map the run database to "
+        "the migrations' settings "
+        'in [migrate.env] (e.g. POSTGRES_SERVER = "{db.host}"), or set [migrate] command = [] '
+        "if the project has no migrations",
+    )
 
 
 def run_migrations(
