@@ -6,6 +6,8 @@ built through command agents on the configuration init wrote."""
 from __future__ import annotations
 
 import json
+import os
+import platform
 import shutil
 import sys
 import tomllib
@@ -47,10 +49,14 @@ def test_a_backend_project_with_a_tracked_env_is_adopted_and_built(tmp_path):
     root = tmp_path / "fullstack"
     env_before = _existing_repository(root)
     try:
-        # its first migration creates uuid-ossp, which the embedded wheel lacks
-        result = consort("init", "--db-binaries", "system", cwd=root)
+        # its first migration creates uuid-ossp, which the embedded wheel lacks: init runs the
+        # cluster on the machine's own PostgreSQL, which ships it, by itself
+        result = consort("init", cwd=root)
         assert result.returncode == 0, result.stdout + result.stderr
         said = result.stdout + result.stderr
+        assert "the migrations create uuid-ossp, which the embedded PostgreSQL lacks" in " ".join(
+            said.split()
+        )
         assert ".env is tracked by git and stays untouched" in said
         # the tables it names are printed as written, not read as console markup
         assert "give them the run database's parts" in said and "[test.env] and" in said
@@ -58,7 +64,8 @@ def test_a_backend_project_with_a_tracked_env_is_adopted_and_built(tmp_path):
         assert "the tracked .env also sets FASTAPI_ENV: no run reads a .env" in " ".join(
             said.split()
         )
-        assert "uuid-ossp" not in said  # the system PostgreSQL ships it
+        # the system PostgreSQL ships it: no warning that the cluster lacks it
+        assert "need the extension" not in said and "uuid-ossp (backend/" not in said
         assert (root / ".env").read_bytes() == env_before
         config = tomllib.loads((root / "consort.toml").read_text())
         assert config["env"]["file"] == ".env.local" and config["db"]["binaries"] == "system"
@@ -106,20 +113,28 @@ def test_an_extension_the_embedded_postgresql_lacks_is_named_with_its_fix(tmp_pa
     root = tmp_path / "fullstack"
     _existing_repository(root)
     try:
-        result = consort("init", cwd=root)
+        # kept on the embedded wheel by choice (by default init takes the system PostgreSQL)
+        result = consort("init", "--db-binaries", "embedded", cwd=root)
         assert result.returncode == 0, result.stdout + result.stderr
         said = " ".join((result.stdout + result.stderr).split())
         assert "the migrations create uuid-ossp (backend/alembic/versions/0001_users.py)" in said
         assert "--db-binaries system" in said
-        doctor = json.loads(ok(consort("doctor", "--json", cwd=root)))
+        # `python` is this interpreter's (it has pytest and alembic), as a project's venv would be
+        on_path = {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+        doctor = json.loads(ok(consort("doctor", "--json", cwd=root, env=on_path)))
         extensions = next(c for c in doctor if c["name"] == "extensions")
         assert extensions["state"] == "fail" and "uuid-ossp" in extensions["detail"]
         protected = next(c for c in doctor if c["name"] == "protected tests")
         assert protected["state"] == "ok" and "all 1 test file(s)" in protected["detail"]
         commands = {c["name"]: c for c in doctor if c["name"].endswith(" command")}
-        assert commands["test command"]["state"] == "ok"
+        assert commands["test command"]["state"] == "ok", commands["test command"]
         assert "in backend/" in commands["test command"]["detail"]
+        # the interpreter the command resolves to and the runner it imports, not Consort's own
+        python = f"(Python {platform.python_version()}); pytest "
+        assert python in commands["test command"]["detail"]
+        assert commands["migrate command"]["state"] == "ok", commands["migrate command"]
         assert "in backend/" in commands["migrate command"]["detail"]
+        assert "; alembic " in commands["migrate command"]["detail"]
         _drive_with_agents(root)
         git(root, "add", "consort.toml", ".gitignore")
         git(root, "-c", "user.name=dev", "-c", "user.email=d@e", "commit", "-qm", "consort")

