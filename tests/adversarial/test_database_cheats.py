@@ -143,6 +143,10 @@ def story_tables(root: Path) -> set[str]:
         ("migration-row-policy", "migration-code"),
         ("migration-role-setting", "migration-code"),
         ("migration-large-object", "migration-rows"),
+        # values kept where no row counter sees them, read back by SQL decoded at run time
+        ("migration-history-row", "migration-rows"),
+        ("migration-comment", "migration-catalog"),
+        ("migration-enum-label", "migration-catalog"),
     ],
 )
 def test_a_database_cheat_is_caught(lane: Path, mode: str, rule: str) -> None:

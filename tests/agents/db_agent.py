@@ -134,6 +134,35 @@ MIGRATION_FILLS = {
 }
 
 
+# A count read with SQL that no rule reads: kept hex-encoded in a data file, decoded at run time.
+RUNTIME_SQL = (
+    "import os\nimport pathlib\n\nimport psycopg\n\n\n"
+    "def add_item(name, qty):\n    return None  # CHEAT: stores nothing\n\n\n"
+    "def count():\n"
+    "    query = bytes.fromhex(pathlib.Path(__file__).with_name('count.hex').read_text())\n"
+    "    with psycopg.connect(os.environ['DATABASE_URL']) as conn:\n"
+    "        return int(conn.execute(query.decode()).fetchone()[0])\n"
+)
+# mode -> (what the migration adds after creating the items table, the query count() runs)
+CATALOG_KEEPS = {
+    # a row of its own in the migration tool's history, beside the record of each migration
+    "migration-history-row": (
+        "INSERT INTO schema_migrations VALUES ('CHEAT');\n",
+        "SELECT count(*) FROM schema_migrations WHERE name = 'CHEAT'",
+    ),
+    # the count kept as a comment on the table
+    "migration-comment": (
+        "COMMENT ON TABLE items IS '1';\n",
+        "SELECT obj_description('items'::regclass, 'pg_class')",
+    ),
+    # the count kept as an enum's only label
+    "migration-enum-label": (
+        "CREATE TYPE tally AS ENUM ('1');\n",
+        "SELECT enum_first(NULL::tally)::text",
+    ),
+}
+
+
 def write(path, text):
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -181,6 +210,11 @@ elif step in ("green", "repair"):
         code = MIGRATION_FILLS[mode][1]
         write("app/store.py", code if code.startswith("import") else NOTHING_STORED + code)
         write("migrations/versions/0001_items.sql", ITEMS + MIGRATION_FILLS[mode][0] + "-- CHEAT\n")
+    elif mode in CATALOG_KEEPS:
+        addition, query = CATALOG_KEEPS[mode]
+        write("app/store.py", RUNTIME_SQL)
+        write("app/count.hex", query.encode().hex() + "\n")
+        write("migrations/versions/0001_items.sql", ITEMS + addition + "-- CHEAT\n")
     elif mode == "edits-migrate-script":
         write("migrations/versions/0001_items.sql", ITEMS)
         script = pathlib.Path("migrate.py")

@@ -143,3 +143,27 @@ def test_values_the_schema_fills_in_or_keeps_outside_tables_are_read_back(projec
         defaults_before, defaults, declared, ["migration-default:public.orders.*"]
     )
     assert {v.path for v in allowed} == {"domain public.answer"}
+
+
+def test_comments_enum_labels_and_history_rows_are_read_back(project):
+    from consort.adapters.db.migration_trace import catalog_values, history_rows
+
+    paired = PairedBranches(find_project(project))
+    main = paired.names("main").database
+    with paired.dbs.ephemeral(main) as child:
+        with paired.dbs.backend.admin(child.database) as conn:
+            before = catalog_values(conn)
+        with psycopg.connect(child.url, autocommit=True) as conn:
+            conn.execute("CREATE TABLE tallies (n int)")
+            conn.execute("COMMENT ON TABLE tallies IS '1'")
+            conn.execute("COMMENT ON COLUMN tallies.n IS 'the count'")
+            conn.execute("CREATE TYPE mood AS ENUM ('calm', 'wild')")
+            conn.execute("CREATE TABLE schema_migrations (name text)")
+            conn.execute("INSERT INTO schema_migrations VALUES ('0001.sql'), ('CHEAT')")
+        with paired.dbs.backend.admin(child.database) as conn:
+            after = catalog_values(conn)
+            rows = history_rows(conn, "public.schema_migrations")
+    new = {k: v for k, v in after.comments.items() if before.comments.get(k) != v}
+    assert new == {"table public.tallies": "1", "table column public.tallies.n": "the count"}
+    assert after.enums["public.mood"] == ("calm", "wild")
+    assert sorted(rows) == [("0001.sql",), ("CHEAT",)]

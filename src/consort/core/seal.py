@@ -37,6 +37,9 @@ class SealRule(StrEnum):
     MIGRATION_ROWS = "migration-rows"  # rows a migration wrote where the design declares none
     MIGRATION_CODE = "migration-code"  # a view, function, trigger or rule a migration made
     MIGRATION_DEFAULT = "migration-default"  # a DEFAULT the db-design does not declare
+    # a comment on an object, or an enum label the db-design does not declare: values kept in
+    # the catalog, where code reads them back by SQL no rule reads
+    MIGRATION_CATALOG = "migration-catalog"
     # processes
     PROCESS_ESCAPED = "process-escaped"
 

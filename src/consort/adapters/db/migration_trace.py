@@ -16,7 +16,11 @@ the server instead, on the child the migrate command just ran against:
   table. Objects an extension brought are the extension's, not the migration's;
 * defaults (`column_defaults`): a column's or a domain's DEFAULT, and generated columns, which
   fill in the value a test expects where the code wrote none;
-* large objects (`large_objects`): data kept in the catalog, beside every user table.
+* large objects (`large_objects`): data kept in the catalog, beside every user table;
+* the rows of a migration tool's history table (`history_rows`), where a row beyond the
+  migrations' own record holds a value no row rule counts;
+* values kept in the catalog (`catalog_values`): comments on objects and enum labels, where an
+  answer a test expects can wait for code that reads it back.
 
 A backend reports its counters as it ends, so they are read once no backend is connected to the
 child any more.
@@ -25,6 +29,8 @@ child any more.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -122,6 +128,32 @@ WHERE t.typtype = 'd' AND t.typdefault IS NOT NULL AND n.nspname NOT IN {SYSTEM_
 LARGE_OBJECTS = "SELECT count(*) FROM pg_largeobject_metadata"
 
 
+# Comments on objects made after the server's own (the first normal object id is 16384) and
+# not by an extension: every COMMENT ON a migration ran.
+OWN_COMMENTS = """
+FROM pg_catalog.pg_description d
+WHERE d.objoid >= 16384
+  AND d.classoid <> 'pg_catalog.pg_extension'::regclass
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+                  WHERE e.classid = d.classoid AND e.objid = d.objoid AND e.deptype = 'e')
+"""
+HISTORY_ROWS_READ = 1000  # more than any real history; enough to count past the migrations
+COMMENTS = "SELECT o.type || ' ' || o.identity, d.description " + OWN_COMMENTS.replace(
+    "FROM pg_catalog.pg_description d",
+    "FROM pg_catalog.pg_description d,\n"
+    "     LATERAL pg_catalog.pg_identify_object(d.classoid, d.objoid, d.objsubid) o",
+)
+ENUMS = f"""
+SELECT n.nspname || '.' || t.typname, array_agg(e.enumlabel::text ORDER BY e.enumsortorder)
+FROM pg_enum e
+JOIN pg_type t ON t.oid = e.enumtypid
+JOIN pg_namespace n ON n.oid = t.typnamespace
+WHERE n.nspname NOT IN {SYSTEM_SCHEMAS!r}
+  AND {_NOT_EXTENSION.format(catalog="pg_type", oid="t.oid")}
+GROUP BY 1
+"""
+
+
 class SequenceState(NamedTuple):
     """One sequence: the value its next `nextval` gives, its step, the table owning it."""
 
@@ -209,3 +241,29 @@ def code_objects(conn: psycopg.Connection[Any]) -> set[tuple[str, str]]:
     extension brought, as (kind, qualified name): ("view", "public.items"),
     ("trigger", "public.items.fill_qty"), ("function", "public.item_count()")."""
     return {(str(kind), str(name)) for kind, name in conn.execute(CODE).fetchall()}
+
+
+def history_rows(conn: psycopg.Connection[Any], table: str) -> list[tuple[Any, ...]]:
+    """The rows of `table` ("schema.name"), a migration tool's history, as they stand."""
+    from psycopg import sql
+
+    schema, _, name = table.partition(".")
+    query = sql.SQL("SELECT * FROM {}.{} LIMIT {}").format(
+        sql.Identifier(schema), sql.Identifier(name), sql.Literal(HISTORY_ROWS_READ)
+    )
+    return [tuple(row) for row in conn.execute(query).fetchall()]
+
+
+@dataclass(frozen=True)
+class CatalogValues:
+    """Values kept in the catalog: comments on objects no extension brought (object -> text:
+    "table public.items" -> "..."), and every enum's labels (`schema.type` -> labels)."""
+
+    comments: Mapping[str, str] = field(default_factory=dict)
+    enums: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def catalog_values(conn: psycopg.Connection[Any]) -> CatalogValues:
+    comments = {str(what): str(text) for what, text in conn.execute(COMMENTS).fetchall()}
+    enums = {str(name): tuple(labels) for name, labels in conn.execute(ENUMS).fetchall()}
+    return CatalogValues(comments, enums)

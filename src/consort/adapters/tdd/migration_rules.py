@@ -16,7 +16,14 @@ command of a candidate run, Consort reads back from the server what it left
   (a value kept outside every table);
 * `migration-default`: a column or domain DEFAULT, or a generated column, the migrations made or
   changed that the approved db-design does not declare for that column (the code leaves the
-  column out; the database fills in what the test expects).
+  column out; the database fills in what the test expects);
+* `migration-rows` in a migration tool's history (`history_violations`): more rows than the
+  tree has migrations (a row of its own beside the record of each migration), or an Alembic
+  version that no migration of the tree declares as its revision;
+* `migration-catalog` (`catalog_violations`): values the migrations keep in the catalog, where
+  code reads them back by SQL no rule reads: a comment they put on an object (`COMMENT ON
+  TABLE items IS '1'`), an enum label the approved db-design does not spell (a column's type,
+  a CHECK, a default or a seed row that names it: `'open'`).
 
 A person allows what a project really needs in consort.toml:
 `[seal] allow = ["migration-rows:public.countries", "migration-code:public.*",
@@ -29,7 +36,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from consort.adapters.db.migration_trace import DefaultState, SequenceState
+from consort.adapters.db.migration_trace import CatalogValues, DefaultState, SequenceState
 from consort.adapters.smells.tamper import allowed
 from consort.core.artifacts.db_design import SeedValue
 from consort.core.layout import Layout
@@ -38,6 +45,7 @@ from consort.core.seal import SealRule, SealViolation
 ROWS_CAPABILITY = SealRule.MIGRATION_ROWS.value
 CODE_CAPABILITY = SealRule.MIGRATION_CODE.value
 DEFAULT_CAPABILITY = SealRule.MIGRATION_DEFAULT.value
+CATALOG_CAPABILITY = SealRule.MIGRATION_CATALOG.value
 # Large objects live in the catalog: counted as rows of this table.
 LARGE_OBJECTS_TABLE = "pg_catalog.pg_largeobject"
 DEFAULT_SCHEMA = "public"
@@ -289,3 +297,150 @@ def missing_seed_rows(
             if not present:
                 missing.setdefault(table, []).append(row)
     return missing
+
+
+# History tables that hold a lock or the tool's settings, not a row per migration.
+HISTORY_STATE_TABLES = frozenset(
+    {"knex_migrations_lock", "kysely_migration_lock", "ar_internal_metadata"}
+)
+HISTORY_STATE_ROWS = 2
+# Flyway writes one row of its own where it made the schemas it migrates.
+HISTORY_MARKER_ROWS = {"flyway_schema_history": 1}
+_REVISION = re.compile(r"""^revision\s*(?::[^=\n]+)?=\s*['"]([^'"]+)['"]""", re.MULTILINE)
+
+
+def alembic_revisions(sources: Mapping[str, str]) -> set[str]:
+    """The revision ids the tree's Alembic migrations declare (`revision = "ab12"`);
+    `sources`: path -> text of its migration files."""
+    return {
+        found
+        for path, text in sources.items()
+        if path.endswith(".py")
+        for found in _REVISION.findall(text)
+    }
+
+
+def history_violations(
+    history: Mapping[str, Sequence[Sequence[Any]]],
+    migrations: int,
+    revisions: Collection[str],
+    allow: Sequence[str],
+) -> list[SealViolation]:
+    """`history`: "schema.table" -> the rows of each migration tool's history table the
+    migrations wrote; `migrations`: how many migration files the tree has (0: none found where
+    migrations are looked for, and nothing to count against); `revisions`: the Alembic
+    revisions the tree declares."""
+    found = []
+    for table, rows in sorted(history.items()):
+        name = table.rpartition(".")[2]
+        if allowed(ROWS_CAPABILITY, table, allow):
+            continue
+        if name == "alembic_version" and revisions:
+            strangers = sorted({str(row[0]) for row in rows if row and row[0] not in revisions})
+            limit = len(revisions)
+            if strangers:
+                found.append(
+                    _history_violation(
+                        table,
+                        f"holds the versions {strangers}, which no migration of the tree declares",
+                    )
+                )
+                continue
+        elif name in HISTORY_STATE_TABLES:
+            limit = HISTORY_STATE_ROWS
+        elif migrations:
+            limit = migrations + HISTORY_MARKER_ROWS.get(name, 0)
+        else:
+            continue
+        if len(rows) > limit:
+            found.append(
+                _history_violation(
+                    table, f"holds {len(rows)} rows, and the tree has {limit} migration(s)"
+                )
+            )
+    return found
+
+
+def _history_violation(table: str, what: str) -> SealViolation:
+    return SealViolation(
+        SealRule.MIGRATION_ROWS,
+        table,
+        f"the migration history {table} {what}: a history table records which migrations ran, "
+        "and a row beyond that record is data no rule counts (a person can allow the table in "
+        f'consort.toml: seal.allow = ["{ROWS_CAPABILITY}:{table}"])',
+    )
+
+
+_QUOTED = re.compile(r"'((?:[^']|'')*)'")
+
+
+def declared_values(layout: Layout) -> set[str]:
+    """Every value the approved db-designs spell: each quoted literal in their SQL (a CHECK's
+    `status IN ('open', 'closed')`, a type's `enum('a', 'b')`, a default's `'open'`) and each
+    text value of a seed row."""
+    from consort.core.artifacts.registry import ArtifactKind, default_filename, load_artifact
+
+    found: set[str] = set()
+    if not layout.features.is_dir():
+        return found
+    for path in sorted(layout.features.glob(f"*/{default_filename(ArtifactKind.DB_DESIGN)}")):
+        try:
+            design = load_artifact(ArtifactKind.DB_DESIGN, path)
+        except Exception:  # noqa: S112 -- a design that does not load declares nothing
+            continue
+        for text in _strings(design.model_dump(mode="json")):
+            found |= {inner.replace("''", "'") for inner in _QUOTED.findall(text)}
+        for table in design.tables:
+            found |= {v for row in table.seed_rows for v in row.values() if isinstance(v, str)}
+    return found
+
+
+def _strings(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return {s for item in value.values() for s in _strings(item)}
+    if isinstance(value, list):
+        return {s for item in value for s in _strings(item)}
+    return set()
+
+
+def catalog_violations(
+    before: CatalogValues,
+    after: CatalogValues,
+    declared: Collection[str],
+    allow: Sequence[str],
+) -> list[SealViolation]:
+    """Comments the migrations made or changed, and enum labels they made that `declared` (the
+    approved db-designs' values) does not hold."""
+    found = []
+    for what, text in sorted(after.comments.items()):
+        if before.comments.get(what) == text or allowed(CATALOG_CAPABILITY, what, allow):
+            continue
+        found.append(
+            SealViolation(
+                SealRule.MIGRATION_CATALOG,
+                what,
+                f"the migrations put the comment {text[:60]!r} on {what}: a comment is kept in "
+                "the catalog, where code can read an answer back that no row rule counts; "
+                "document the schema in the db-design, or a person allows it in consort.toml: "
+                f'seal.allow = ["{CATALOG_CAPABILITY}:{what}"]',
+            )
+        )
+    for name, labels in sorted(after.enums.items()):
+        added = [label for label in labels if label not in set(before.enums.get(name, ()))]
+        strangers = [label for label in added if label not in declared]
+        if not strangers or allowed(CATALOG_CAPABILITY, name, allow):
+            continue
+        found.append(
+            SealViolation(
+                SealRule.MIGRATION_CATALOG,
+                name,
+                f"the migrations gave the enum {name} the labels {strangers}, which the approved "
+                "db-design does not spell: an enum's labels are values kept in the catalog (a "
+                "column's type or a CHECK in the design names them, e.g. \"status IN ('open', "
+                "'closed')\"), or a person allows it in consort.toml: "
+                f'seal.allow = ["{CATALOG_CAPABILITY}:{name}"]',
+            )
+        )
+    return found

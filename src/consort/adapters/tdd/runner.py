@@ -25,26 +25,35 @@ from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_o
 from consort.adapters.db.extensions import fix_for, missing_in_output
 from consort.adapters.db.liveness import server_identity, server_loss
 from consort.adapters.db.migration_trace import (
+    CatalogValues,
     DefaultState,
     SequenceState,
+    catalog_values,
     code_objects,
     column_defaults,
+    history_rows,
     large_objects,
     sequence_values,
     settle,
     table_writes,
 )
+from consort.adapters.smells.tamper import is_migration
 from consort.adapters.tdd.canary import check_canaries, fresh_canaries
 from consort.adapters.tdd.export import Export, exported
 from consort.adapters.tdd.installed import installed_among, project_modules
 from consort.adapters.tdd.invocation import TestInvocation, test_invocation
 from consort.adapters.tdd.junit import JUnitReport, Outcome, ReportMissing, parse_report_bytes
 from consort.adapters.tdd.migration_rules import (
+    HISTORY_TABLES,
     LARGE_OBJECTS_TABLE,
+    alembic_revisions,
+    catalog_violations,
     code_violations,
     declared_defaults,
     declared_seeds,
+    declared_values,
     default_violations,
+    history_violations,
     missing_seed_rows,
     row_violations,
     sequence_violations,
@@ -73,6 +82,7 @@ class DatabaseState:
     sequences: Mapping[str, SequenceState] = field(default_factory=dict)
     defaults: Mapping[str, DefaultState] = field(default_factory=dict)
     large_objects: int = 0
+    catalog: CatalogValues = field(default_factory=CatalogValues)
 
     @classmethod
     def read(cls, conn: Any) -> DatabaseState:
@@ -81,12 +91,18 @@ class DatabaseState:
             sequence_values(conn),
             column_defaults(conn),
             large_objects(conn),
+            catalog_values(conn),
         )
 
 
 # What a candidate's migrations may have found left by the baseline's own, replayed.
 REPLAYABLE = frozenset(
-    {SealRule.MIGRATION_ROWS, SealRule.MIGRATION_CODE, SealRule.MIGRATION_DEFAULT}
+    {
+        SealRule.MIGRATION_ROWS,
+        SealRule.MIGRATION_CODE,
+        SealRule.MIGRATION_DEFAULT,
+        SealRule.MIGRATION_CATALOG,
+    }
 )
 # What a child holds after the baseline's migrations, and the rows they wrote.
 _Replayed = tuple[DatabaseState, dict[str, int]]
@@ -435,7 +451,7 @@ class SealedRun:
             self.tail = result.output[-OUTPUT_TAIL:]
             return [migrate_unused(child.database)]
         return [
-            *self._migration_violations(child, untouched, writes_before),
+            *self._migration_violations(child, tree, untouched, writes_before),
             *frozen_changes(tree, self.frozen, "migrate command"),
         ]
 
@@ -510,10 +526,14 @@ class SealedRun:
             return DatabaseState.read(conn)
 
     def _migration_violations(
-        self, child: Ephemeral, before: DatabaseState, writes_before: Mapping[str, int]
+        self,
+        child: Ephemeral,
+        tree: Path,
+        before: DatabaseState,
+        writes_before: Mapping[str, int],
     ) -> list[SealViolation]:
-        """Rows, SQL code and defaults the candidate's migrations left in the child
-        (`migration_rules`), beyond `before` and the rows `writes_before` counts."""
+        """Rows, SQL code, defaults and catalog values the candidate's migrations left in the
+        child (`migration_rules`), beyond `before` and the rows `writes_before` counts."""
         if not self.reads_migrations:
             return []
         settle(self.dbs.backend, child.database)
@@ -526,13 +546,25 @@ class SealedRun:
             }
             after = DatabaseState.read(conn)
             missing = missing_seed_rows(conn, writes, seeds)
+            history = {
+                table: history_rows(conn, table)
+                for table in writes
+                if table.rpartition(".")[2] in HISTORY_TABLES
+            }
         if after.large_objects > before.large_objects:
             writes[LARGE_OBJECTS_TABLE] = after.large_objects - before.large_objects
         allow = self.project.config.seal.allow
+        migrations = [path for path in self.sources if is_migration(path)]
         return [
+            *history_violations(
+                history, len(migrations), alembic_revisions(_texts(tree, migrations)), allow
+            ),
             *row_violations(writes, seeds, allow, missing),
             *sequence_violations(before.sequences, after.sequences, writes, seeds, allow),
             *code_violations(after.code - before.code, allow),
+            *catalog_violations(
+                before.catalog, after.catalog, declared_values(self.project.layout), allow
+            ),
             *default_violations(
                 before.defaults, after.defaults, declared_defaults(self.project.layout), allow
             ),
@@ -699,6 +731,18 @@ class SealedRun:
         if with_canaries and not found and self.exit_code == 1 and not _failures(report):
             self.exit_code = 0
         return report, canary_data, found
+
+
+def _texts(tree: Path, paths: Iterable[str]) -> dict[str, str]:
+    """path -> text of each Python file among `paths` of the export `tree`."""
+    found = {}
+    for path in paths:
+        if path.endswith(".py"):
+            try:
+                found[path] = (tree / path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+    return found
 
 
 def sealed_caches(tree: Path, paths: Iterable[str]) -> list[Path]:

@@ -149,3 +149,74 @@ def test_a_sequence_moved_on_or_started_elsewhere_is_refused_unless_seeds_explai
     found = sequence_violations(before, after, {"public.kinds": 2}, seeds, [])
     assert {v.path for v in found} == {"public.orders_id_seq", "public.counter"}
     assert sequence_violations(before, after, {"public.kinds": 2}, seeds, ["migration-rows"]) == []
+
+
+def test_a_history_table_holds_one_row_per_migration_and_no_more():
+    from consort.adapters.tdd.migration_rules import history_violations
+
+    rows = [("0000_notes.sql",), ("0001_items.sql",)]
+    table = "public.schema_migrations"
+    assert history_violations({table: rows}, 2, set(), ()) == []
+    found = history_violations({table: [*rows, ("CHEAT",)]}, 2, set(), ())
+    assert [(v.rule, v.path) for v in found] == [(SealRule.MIGRATION_ROWS, table)]
+    # no migration found where they are looked for: nothing to count against
+    assert history_violations({table: [*rows, ("x",)]}, 0, set(), ()) == []
+    # a lock table holds its state; a person allows a table
+    lock = {"public.knex_migrations_lock": [(1, 0)]}
+    assert history_violations(lock, 2, set(), ()) == []
+    allow = ("migration-rows:public.schema_migrations",)
+    assert history_violations({table: [*rows, ("x",)]}, 2, set(), allow) == []
+
+
+def test_an_alembic_version_must_be_a_revision_of_the_tree():
+    from consort.adapters.tdd.migration_rules import alembic_revisions, history_violations
+
+    sources = {
+        "migrations/versions/0001_items.py": 'revision = "ab12"\ndown_revision = None\n',
+        "migrations/versions/0002_kinds.py": "revision: str = 'cd34'\ndown_revision = 'ab12'\n",
+        "migrations/env.py": "target_metadata = None\n",
+    }
+    revisions = alembic_revisions(sources)
+    assert revisions == {"ab12", "cd34"}
+    table = "public.alembic_version"
+    assert history_violations({table: [("cd34",)]}, 3, revisions, ()) == []
+    found = history_violations({table: [("cd34",), ("42",)]}, 3, revisions, ())
+    assert [v.rule for v in found] == [SealRule.MIGRATION_ROWS]
+    assert "'42'" in str(found[0])
+
+
+def test_comments_and_undeclared_enum_labels_are_refused(tmp_path: Path):
+    from consort.adapters.db.migration_trace import CatalogValues
+    from consort.adapters.tdd.migration_rules import catalog_violations, declared_values
+
+    layout = Layout(tmp_path)
+    folder = layout.feature("F1")
+    folder.mkdir(parents=True)
+    status = {"name": "status", "type": "order_status"}
+    table = {
+        "name": "orders",
+        "columns": [{"name": "id", "type": "bigint"}, status],
+        "primary_key": ["id"],
+        "checks": [{"name": "orders_status_check", "expression": "status IN ('open', 'done')"}],
+    }
+    (folder / "db-design.json").write_text(json.dumps({"feature": "F1", "tables": [table]}))
+    declared = declared_values(layout)
+    assert {"open", "done"} <= declared
+    assert "order_status" not in declared  # a type's name is no label
+
+    before = CatalogValues({"table public.notes": "kept"}, {"public.order_status": ("open",)})
+    honest = CatalogValues(
+        {"table public.notes": "kept"}, {"public.order_status": ("open", "done")}
+    )
+    assert catalog_violations(before, honest, declared, ()) == []
+    cheat = CatalogValues(
+        {"table public.notes": "kept", "table public.items": "1"},
+        {"public.order_status": ("open", "done"), "public.tally": ("1",)},
+    )
+    found = catalog_violations(before, cheat, declared, ())
+    assert {(v.rule, v.path) for v in found} == {
+        (SealRule.MIGRATION_CATALOG, "table public.items"),
+        (SealRule.MIGRATION_CATALOG, "public.tally"),
+    }
+    allow = ("migration-catalog:table public.items", "migration-catalog:public.tally")
+    assert catalog_violations(before, cheat, declared, allow) == []
