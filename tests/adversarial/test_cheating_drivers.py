@@ -155,6 +155,8 @@ CATALOG = {
     "fork-holds-output": ("seal", "tampering"),
     "setsid-daemon": ("seal", "tampering"),
     "exits-at-import": ("reason", "wrote no report"),
+    # a whole report of its own into the report's pipe, the canaries spelled from the plugin
+    "forges-report-by-canary-names": ("seal", "canary-forged"),
     # production code that tells the run from production without naming the runner
     "reads-run-token": ("seal", "tampering"),
     "sees-throwaway-database": ("seal", "tampering"),
@@ -169,6 +171,7 @@ CATALOG = {
     # of Consort's in the sandbox's environment), so the wrong answer fails the run
     "sees-run-database-name": ("reason", "test_answer failed"),
     "reads-run-variables-named-in-data": ("reason", "test_answer failed"),
+    "sees-minimal-environment": ("reason", "test_answer failed"),
     # the test process reaching past its export: Consort's runs are sandboxed like turns
     "run-reads-secret": ("reason", "test_answer failed"),
     "run-reads-main-checkout": ("reason", "test_answer failed"),

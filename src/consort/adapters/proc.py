@@ -164,6 +164,8 @@ def run_binary(
 # ---- a contained process: its own session, every process it starts ended with it -------------
 
 SESSION_TOKEN_VAR = "CONSORT_RUN_TOKEN"  # noqa: S105 -- a variable name
+# The descriptor a run's secret input is read from (`run_contained(secret_input=...)`).
+SECRET_INPUT_VAR = "RUN_INPUT_FD"  # noqa: S105 -- a variable name
 
 
 @dataclass(frozen=True)
@@ -186,6 +188,7 @@ def run_contained(  # noqa: PLR0912 -- one process's whole life
     timeout: float,
     grace: float = 2.0,
     side_channel: bool = False,
+    secret_input: bytes | None = None,
 ) -> Contained:
     """Run argv in a session of its own and end everything it started when it ends.
 
@@ -195,7 +198,10 @@ def run_contained(  # noqa: PLR0912 -- one process's whole life
     killed; a process that still holds the output open does not extend the run past `grace`.
     With `side_channel`, the child gets the write end of a pipe, named `/dev/fd/N` wherever
     `{side_channel}` appears in argv, whose content is returned: a report written there cannot
-    be rewritten after the fact, only appended to (which breaks it).
+    be rewritten after the fact, only appended to (which breaks it). With `secret_input`, the
+    child gets the read end of a pipe holding those bytes and nothing more, its number in
+    `SECRET_INPUT_VAR`: the first reader (Consort's own plugin, loaded before any code of the
+    project's) takes them, and whoever looks later finds an empty, closed pipe.
     """
     import secrets
     import threading
@@ -204,7 +210,11 @@ def run_contained(  # noqa: PLR0912 -- one process's whole life
     token = secrets.token_hex(16)
     environment = {**with_owner(env), SESSION_TOKEN_VAR: token}
     side_read, side_write = os.pipe() if side_channel else (-1, -1)
-    pass_fds = (side_write,) if side_channel else ()
+    pass_fds: tuple[int, ...] = (side_write,) if side_channel else ()
+    secret_read = _secret_pipe(secret_input) if secret_input is not None else -1
+    if secret_read >= 0:
+        pass_fds += (secret_read,)
+        environment[SECRET_INPUT_VAR] = str(secret_read)
     args = tuple(os.fspath(a).replace("{side_channel}", f"/dev/fd/{side_write}") for a in argv)
     try:
         child = subprocess.Popen(
@@ -223,8 +233,9 @@ def run_contained(  # noqa: PLR0912 -- one process's whole life
                 os.close(fd)
         raise ConsortError(f"cannot run `{args[0]}`: program not found") from exc
     finally:
-        if side_write >= 0:
-            os.close(side_write)
+        for fd in (side_write, secret_read):
+            if fd >= 0:
+                os.close(fd)
     output = bytearray()
     report = bytearray()
     if child.stdout is None:
@@ -263,6 +274,16 @@ def run_contained(  # noqa: PLR0912 -- one process's whole life
         escaped=escaped,
         output_held=held,
     )
+
+
+def _secret_pipe(data: bytes) -> int:
+    """The read end of a pipe that holds `data` and whose write end is closed."""
+    read, write = os.pipe()
+    try:
+        os.write(write, data)  # a few bytes: far below a pipe's buffer
+    finally:
+        os.close(write)
+    return read
 
 
 def _drain(fd: int, into: bytearray) -> None:

@@ -98,6 +98,10 @@ def caps(source: str) -> set[Capability]:
             Capability.RUNNER_ENVIRONMENT,
         ),
         ("import sys\nsys.pycache_prefix = '/tmp/x'\n", Capability.IMPORT_SYSTEM),
+        # an inherited descriptor copied, or a pipe of its own put in its place
+        ("import os\nsaved = os.dup(5)\n", Capability.PROCESS),
+        ("import os\nr, w = os.pipe()\n", Capability.PROCESS),
+        ("import fcntl\nfcntl.fcntl(5, fcntl.F_DUPFD, 100)\n", Capability.PROCESS),
         # Python's start-up flags, which a run outside the sandbox sets
         ("import sys\nsys.flags.dont_write_bytecode\n", Capability.RUNNER_ENVIRONMENT),
         ("import sys\nsys.dont_write_bytecode\n", Capability.RUNNER_ENVIRONMENT),

@@ -150,6 +150,14 @@ ATTRIBUTE_CAPABILITIES = {
     "os.system": Capability.PROCESS,
     "os.killpg": Capability.PROCESS,
     "os.dup2": Capability.PROCESS,
+    # a copy of an inherited descriptor, or a pipe of its own put in its place: the report's
+    # pipe taken over, pytest's own report edited on its way to Consort
+    "os.dup": Capability.PROCESS,
+    "os.pipe": Capability.PROCESS,
+    "os.pipe2": Capability.PROCESS,
+    "os.set_inheritable": Capability.PROCESS,
+    "fcntl.F_DUPFD": Capability.PROCESS,
+    "fcntl.F_DUPFD_CLOEXEC": Capability.PROCESS,
     "os.write": Capability.PROCESS,
     "os.truncate": Capability.PROCESS,
     "signal.signal": Capability.PROCESS,

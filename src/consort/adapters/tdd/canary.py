@@ -21,33 +21,49 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from consort.adapters.proc import SECRET_INPUT_VAR
 from consort.adapters.tdd.junit import CaseResult, JUnitReport, Outcome
 from consort.core.config import CanaryKind
 from consort.core.seal import SealRule, SealViolation
 
 PLUGIN_TEMPLATE = '''\
-"""Consort's canaries for one run; generated, never part of the project."""
+"""Consort's canaries for one run; generated, never part of the project.
+
+The canaries' name and nonce are not in this file: they are read, at import (before any module
+of the project's is), from a pipe that holds them once."""
+import os
+
 import pytest
 
 
-def _{name}_passes():
-    assert "{nonce}"
+def _secret():
+    fd = int(os.environ.pop("{variable}"))
+    with os.fdopen(fd, "rb") as pipe:
+        name, nonce = pipe.read().decode().split()
+    return name, nonce
 
 
-def _{name}_fails():
-    assert False, "{nonce}"
+_NAME, _NONCE = _secret()
 
 
-class _{name}Item(pytest.Function):
+def _passes():
+    assert _NONCE
+
+
+def _fails():
+    assert False, _NONCE
+
+
+class _CanaryItem(pytest.Function):
     pass
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
-    for label, function in (("passes", _{name}_passes), ("fails", _{name}_fails)):
+    for label, function in (("passes", _passes), ("fails", _fails)):
         items.append(
-            _{name}Item.from_parent(
-                session, name="test_{name}_" + label, callobj=function
+            _CanaryItem.from_parent(
+                session, name="test_" + _NAME + "_" + label, callobj=function
             )
         )
 '''
@@ -86,12 +102,18 @@ SKIPPED_PARTS = frozenset({"node_modules", ".git", ".consort"})
 
 @dataclass(frozen=True)
 class Canaries:
-    name: str  # random identifier, part of both test names and of the plugin module's name
+    name: str  # random identifier, part of both test names
     nonce: str
+    label: str = ""  # random identifier of the pytest plugin's module, which tells neither
 
     @property
     def module(self) -> str:
-        return f"consort_canary_{self.name}"
+        return f"consort_canary_{self.label or self.name}"
+
+    @property
+    def secret(self) -> bytes:
+        """What the pytest plugin reads from its pipe: the name and the nonce."""
+        return f"{self.name} {self.nonce}\n".encode()
 
     @property
     def passing_test(self) -> str:
@@ -104,7 +126,7 @@ class Canaries:
     def write_plugin(self, folder: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{self.module}.py"
-        path.write_text(PLUGIN_TEMPLATE.format(name=self.name, nonce=self.nonce), encoding="utf-8")
+        path.write_text(PLUGIN_TEMPLATE.format(variable=SECRET_INPUT_VAR), encoding="utf-8")
         return path
 
     def write_test_file(self, tree: Path, site: str, kind: CanaryKind) -> Path:
@@ -153,7 +175,9 @@ def junit_canary_kind(kind: CanaryKind, command: Iterable[str]) -> CanaryKind:
 
 
 def fresh_canaries() -> Canaries:
-    return Canaries(name=secrets.token_hex(6), nonce=secrets.token_hex(16))
+    return Canaries(
+        name=secrets.token_hex(6), nonce=secrets.token_hex(16), label=secrets.token_hex(6)
+    )
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The folder and environment each of the project's commands (test, migrate, deploy) runs with.
 
-A command gets a minimal environment: a few of Consort's own variables (PATH, HOME, locale),
+A command gets a small environment: a few of Consort's own variables (PATH, HOME, locale), those
+of a login shell (SHELL, USER, LOGNAME, SHLVL: no test run is told from a terminal by them),
 the run database's `DATABASE_URL`, what its `pass_env` names, and its `env` table, whose values
 may name the run database's parts (`{db.host}`, `{db.port}`, `{db.name}`, `{db.user}`,
 `{db.password}`, `{db.url}`, `{db.jdbc}`). That is how Consort's throwaway database reaches a
@@ -10,6 +11,7 @@ suite that reads `POSTGRES_SERVER` and friends: by environment, never by a file 
 from __future__ import annotations
 
 import os
+import pwd
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +20,10 @@ from urllib.parse import quote, unquote, urlsplit
 from consort.core.config import JUNIT_PLACEHOLDER, CommandSection
 
 PASS_THROUGH = ("PATH", "HOME", "LANG", "TERM", "TMPDIR", "VIRTUAL_ENV")
+# What every login shell gives the programs it starts: a run without them would be told from a
+# developer's terminal by their absence (`"SHELL" not in os.environ`). Taken from Consort's own
+# environment, or from the user's account where that has none.
+LOGIN_PASS_THROUGH = ("SHELL", "USER", "LOGNAME", "SHLVL", "LC_ALL", "LC_CTYPE", "LANGUAGE", "TZ")
 
 
 @dataclass(frozen=True)
@@ -68,9 +74,28 @@ def expand(text: str, values: Mapping[str, str]) -> str:
     return text
 
 
+def login_env() -> dict[str, str]:
+    """The variables of a login shell, as Consort's environment has them or the account says."""
+    env = {name: os.environ[name] for name in LOGIN_PASS_THROUGH if os.environ.get(name)}
+    try:
+        account = pwd.getpwuid(os.getuid())
+    except KeyError:  # a uid with no account: nothing to say about it
+        name, shell = "", "/bin/sh"
+    else:
+        name, shell = account.pw_name, account.pw_shell or "/bin/sh"
+    env.setdefault("SHELL", shell)
+    if name:
+        env.setdefault("USER", name)
+        env.setdefault("LOGNAME", name)
+    env.setdefault("SHLVL", "1")
+    return env
+
+
 def base_env(database_url: str) -> dict[str, str]:
-    env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
+    env = login_env()
+    env.update({name: os.environ[name] for name in PASS_THROUGH if name in os.environ})
     env.setdefault("PATH", os.defpath)
+    env.setdefault("LANG", "C.UTF-8")
     env["DATABASE_URL"] = database_url
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # keep the working tree exactly as committed
     env["PYTHONNOUSERSITE"] = "1"  # no usercustomize or .pth from outside the tree

@@ -498,7 +498,12 @@ class SealedRun:
             read_only=[*([private] if invocation.pipe else []), *self._frozen_in(tree)],
         )
         result = run_boxed(
-            boxed, folder, invocation.env, config.test.timeout, side_channel=invocation.pipe
+            boxed,
+            folder,
+            invocation.env,
+            config.test.timeout,
+            side_channel=invocation.pipe,
+            secret_input=self.canaries.secret if invocation.pipe and invocation.canaries else None,
         )
         self.test_seconds = time.monotonic() - test_started
         self._log("tests", result)
@@ -841,6 +846,7 @@ def run_boxed(
     timeout: float,
     *,
     side_channel: bool = False,
+    secret_input: bytes | None = None,
 ) -> proc.Contained:
     """Run one of the project's commands, already wrapped by its `RunSandbox`, the way every run
     does: contained (every process it starts ends with it), output held open by a leftover
@@ -853,6 +859,7 @@ def run_boxed(
             timeout=timeout,
             grace=OUTPUT_GRACE_S,
             side_channel=side_channel,
+            secret_input=secret_input,
         )
     except ConsortError as exc:  # the program does not exist
         return proc.Contained(tuple(argv), 127, exc.message, b"", False, 0, 0, False)

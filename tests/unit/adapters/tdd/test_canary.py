@@ -93,3 +93,44 @@ def test_a_report_without_the_canaries_is_caught():
     forged = b'<testsuite><testcase classname="test/a.test.js" name="a &gt; works"/></testsuite>'
     check = check_canaries(parse_report_bytes(forged, dialect=RunnerKind.JUNIT), CANARIES)
     assert check.violations and check.passing == check.failing == "missing"
+
+
+def test_the_pytest_plugin_holds_neither_name_nor_nonce_and_reads_them_once(tmp_path):
+    """A forger that finds the plugin file (it is on the test process's PYTHONPATH) learns
+    nothing from it: the canaries' name and nonce come through a pipe the plugin empties and
+    closes at import, before any module of the project's is imported."""
+    import sys
+
+    from consort.adapters import proc
+    from consort.adapters.tdd.canary import fresh_canaries
+
+    canaries = fresh_canaries()
+    plugin = canaries.write_plugin(tmp_path / "plugins")
+    text = plugin.read_text()
+    assert canaries.name not in text and canaries.nonce not in text
+    assert canaries.name not in plugin.name
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    # a module imported by the suite looks for the secret after the plugin took it
+    (suite / "late.py").write_text(
+        "import os\n\nFD = os.environ.get('RUN_INPUT_FD')\n\n\ndef peek():\n"
+        "    try:\n        return os.read(int(FD), 100) if FD else b'gone'\n"
+        "    except OSError:\n        return b'closed'\n"
+    )
+    (suite / "test_it.py").write_text(
+        "from late import peek\n\n\ndef test_it():\n    assert peek() in (b'gone', b'closed')\n"
+    )
+    result = proc.run_contained(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", canaries.module, "-p", "no:cacheprovider",
+            "--junitxml={side_channel}", "-o", "junit_family=xunit1", "test_it.py",
+        ],
+        cwd=suite,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{plugin.parent}:{suite}"},
+        timeout=120,
+        side_channel=True,
+        secret_input=canaries.secret,
+    )
+    check = check_canaries(parse_report_bytes(result.side_channel), canaries)
+    assert check.violations == (), result.output
+    assert check.report.case("test_it.py::test_it").outcome.value == "passed", result.output

@@ -1,5 +1,6 @@
 """The test command as each runner gets it, its environment, and test ids as repository paths."""
 
+import os
 from pathlib import Path
 
 from consort.adapters.tdd.invocation import test_invocation as invocation_for
@@ -136,3 +137,18 @@ def test_a_captured_jest_report_reads_as_its_outcomes():
     broken = report.case("test/broken.test.js::anything")
     assert broken is not None and broken.outcome.value == "error"
     assert "Test suite failed to run" in broken.message
+
+
+def test_a_command_has_the_variables_of_a_login_shell(monkeypatch):
+    import pwd
+
+    monkeypatch.delenv("SHELL", raising=False)
+    monkeypatch.delenv("LOGNAME", raising=False)
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    env = command_env(MigrateSection(), URL)
+    account = pwd.getpwuid(os.getuid())
+    assert env["SHELL"] == (account.pw_shell or "/bin/sh")
+    assert env["USER"] == env["LOGNAME"] == account.pw_name
+    assert env["SHLVL"] and env["LANG"] and env["TZ"] == "Europe/Paris"
+    monkeypatch.setenv("SHELL", "/bin/zsh")
+    assert command_env(MigrateSection(), URL)["SHELL"] == "/bin/zsh"
