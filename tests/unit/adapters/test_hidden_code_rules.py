@@ -160,6 +160,21 @@ def test_folding_gives_up_on_what_is_not_a_small_constant(expression):
             "        return self.v < other.v or self.v >= other.v\n",
             Capability.RIGGED_COMPARISON,
         ),
+        (
+            "import operator\n\n\nclass A(int):\n    def __eq__(self, other):\n"
+            "        return operator.eq(int(self) * 0, int(other) * 0)\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        (
+            "class A(int):\n    def __eq__(self, other):\n"
+            "        return (0 * int(self), 1) == (0 * int(other), 1)\n",
+            Capability.RIGGED_COMPARISON,
+        ),
+        (
+            "class A(int):\n    def __eq__(self, other):\n"
+            "        return str(int(self) * 0).__eq__(str(int(other) * 0))\n",
+            Capability.RIGGED_COMPARISON,
+        ),
     ],
 )
 def test_each_hidden_reach_is_found(source, capability):
@@ -198,6 +213,11 @@ def test_honest_comparisons_names_and_strings_have_no_finding():
         "return int(self) == int(other)",
         "return self.user_id == other.id",
         "return self.v * 0 == other.v * 0 and self.key == other.key",
+        "return (self.a, self.b) == (other.a, other.b)",
+        "return str(self.v).lower() == str(other.v).lower()",
+        "return operator.eq(self.v, other.v)",
+        "return math.isclose(self.v, other.v)",
+        "return len(self.items) == len(other.items)",
     ],
 )
 def test_arithmetic_that_keeps_what_it_compares_is_a_comparison(body):

@@ -5,8 +5,10 @@ through; its result is the same whatever the two objects hold. It is found by wo
 the returned expression, where it is made of numbers, arithmetic, comparisons and the two
 objects' attributes alone, is evaluated with those attributes set to many values, the same on
 both sides and different ones; a result that is true whatever they hold does not compare
-anything. An expression with anything else in it (a method call, a string, `is`) is not judged
-here.
+anything. An expression with anything else in it (a method of the object's, `is`,
+`isinstance`) is not judged here. Tuples, `operator.eq`, `a.__eq__(b)`, `math.isclose`, `str`
+and a few other pure builtins are worked out too: `(0 * self.v,) == (0 * other.v,)` is no more
+a comparison than its element.
 """
 
 from __future__ import annotations
@@ -48,6 +50,37 @@ CALLS: dict[str, Callable[..., Any]] = {
     "float": float,
     "round": round,
     "bool": bool,
+    "str": str,
+    "hash": hash,
+    "len": len,
+    "sum": sum,
+    "tuple": tuple,
+    "sorted": lambda *a: tuple(sorted(*a)),
+    "frozenset": frozenset,
+    "math.isclose": __import__("math").isclose,
+    "operator.eq": operator.eq,
+    "operator.ne": operator.ne,
+    "operator.lt": operator.lt,
+    "operator.le": operator.le,
+    "operator.gt": operator.gt,
+    "operator.ge": operator.ge,
+    "operator.add": operator.add,
+    "operator.sub": operator.sub,
+    "operator.mul": operator.mul,
+    "operator.mod": operator.mod,
+}
+# `a.__eq__(b)` and its kin, called on a value worked out here
+DUNDER_CALLS: dict[str, Callable[[Any, Any], Any]] = {
+    "__eq__": operator.eq,
+    "__ne__": operator.ne,
+    "__lt__": operator.lt,
+    "__le__": operator.le,
+    "__gt__": operator.gt,
+    "__ge__": operator.ge,
+    "__mul__": operator.mul,
+    "__add__": operator.add,
+    "__sub__": operator.sub,
+    "__mod__": operator.mod,
 }
 
 
@@ -136,7 +169,7 @@ class _Scope:
 
 def _evaluate(node: ast.expr, scope: _Scope) -> Any:  # noqa: PLR0911, PLR0912 -- one per kind
     if isinstance(node, ast.Constant):
-        if isinstance(node.value, bool | int | float):
+        if isinstance(node.value, bool | int | float | str):
             return node.value
         raise _Unknown
     path = _path(node, scope)
@@ -189,14 +222,37 @@ def _evaluate(node: ast.expr, scope: _Scope) -> Any:  # noqa: PLR0911, PLR0912 -
     if isinstance(node, ast.IfExp):
         chosen = node.body if _evaluate(node.test, scope) else node.orelse
         return _evaluate(chosen, scope)
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in CALLS
-        and not node.keywords
-    ):
-        return CALLS[node.func.id](*[_evaluate(a, scope) for a in node.args])
+    if isinstance(node, ast.Tuple | ast.List):
+        return tuple(_evaluate(e, scope) for e in node.elts)
+    if isinstance(node, ast.Set):
+        return frozenset(_evaluate(e, scope) for e in node.elts)
+    if isinstance(node, ast.Call) and not node.keywords:
+        return _call(node, scope)
     raise _Unknown
+
+
+def _call(node: ast.Call, scope: _Scope) -> Any:
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in DUNDER_CALLS and len(node.args) == 1:
+        receiver = _evaluate(func.value, scope)
+        return DUNDER_CALLS[func.attr](receiver, _evaluate(node.args[0], scope))
+    name = _dotted(func)
+    if name not in CALLS:
+        raise _Unknown
+    if name == "len":
+        (value,) = (_evaluate(a, scope) for a in node.args)
+        if not isinstance(value, tuple | frozenset | str):
+            raise _Unknown
+        return len(value)
+    return CALLS[name](*[_evaluate(a, scope) for a in node.args])
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return ""
 
 
 def _path(node: ast.expr, scope: _Scope) -> tuple[str, str] | None:
