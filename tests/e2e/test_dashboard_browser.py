@@ -260,3 +260,75 @@ def test_markup_written_into_the_project_is_shown_as_text_never_run(hostile_titl
         assert "<img src=x onerror=" in page.text(".feature h3")
         assert page.tab.locator(".feature img, .feature script").count() == 0
         assert page.errors == []
+
+
+WAITING_AGENT = """\
+import pathlib, sys, time
+release = pathlib.Path(sys.argv[1])
+while not release.exists():  # the turn lasts until the test lets it end
+    time.sleep(0.05)
+sys.exit(1)  # and fails: the drive escalates and stops
+"""
+
+
+@pytest.fixture
+def waiting_turn(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """A project whose every agent turn waits for a file the test makes, then fails."""
+    import sys
+
+    from tests.integration.test_design_lane import intake, write_config
+
+    root = tmp_path / "shop"
+    release = tmp_path / "release-the-turn"
+    agent = tmp_path / "waiting_agent.py"
+    agent.write_text(WAITING_AGENT)
+    try:
+        ok(consort("init", str(root), cwd=tmp_path))
+        write_config(
+            root,
+            {"default": "command", "command": [sys.executable, str(agent), str(release)]},
+            retries=0,
+        )
+        with (root / "consort.toml").open("a") as config:
+            config.write('sandbox = "off"\n')  # the agent waits on a file outside the project
+        intake(root, "Stock visibility")
+        yield root, release
+    finally:
+        release.touch()
+        destroy_project_cluster(root)
+
+
+def test_a_drive_still_running_shows_its_turn_on_the_open_page(waiting_turn, tab):
+    import subprocess
+    import sys
+
+    root, release = waiting_turn
+    with running_dashboard(root, terminal=False) as dash:
+        page = tab(dash)
+        drive = subprocess.Popen(
+            [sys.executable, "-m", "consort", "drive"],
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            page.tab.wait_for_selector('#events li[data-type="turn.started"]', timeout=WAIT_MS)
+            # the drive is still running: its turn cannot end before the file below exists
+            assert drive.poll() is None
+            assert not [e for e in ledger_lines(root) if e["type"] == "drive.stopped"]
+            page.shot("drive-running")
+        finally:
+            release.touch()
+            output, _ = drive.communicate(timeout=600)
+        assert drive.returncode == 3, output  # escalated: a person's to resolve
+        (stopped,) = [e for e in ledger_lines(root) if e["type"] == "drive.stopped"]
+        page.tab.wait_for_selector(f'#events li[data-seq="{stopped["seq"]}"]', timeout=WAIT_MS)
+        # the escalation, with the command that resolves it
+        page.tab.wait_for_selector("#escalations table code", timeout=WAIT_MS)
+        command = page.text("#escalations table code")
+        assert command.startswith('consort retry F1 --note "..."'), command
+        assert "consort retry F1" in output.decode()  # what the drive said at the terminal
+        assert page.errors == []
+        page.shot("escalation")
