@@ -262,3 +262,50 @@ def test_an_edit_after_the_approval_shows_as_its_diff_and_who_approved(at_design
     assert f'-      "title": "{old_title}"' in diff  # the last key: no comma
     assert '+      "title": "a title the approval never saw"' in diff
     assert all(not v["diff"] for k, v in since.items() if k != "test-list")
+
+
+def test_a_page_approval_is_recorded_as_one_at_the_terminal(tmp_path):
+    from tests.integration.test_design_lane import approve_at_terminal
+
+    root = tmp_path / "shop"
+    try:
+        ok(consort("init", str(root), cwd=tmp_path))
+        write_config(root, {"default": "replay", "dir": str(RECORDING)})
+        assert intake(root, "Stock visibility") == KEY
+        ok(consort("drive", cwd=root))
+        code, shown = approve_at_terminal(root, KEY, note="seen")
+        assert code == 0, shown
+        # a person edits a covered artifact: the gate must be approved again, now on the page
+        path = root / ".consort" / "features" / KEY / "test-list.json"
+        data = json.loads(path.read_text())
+        data["items"][0]["title"] = "edited after the first approval"
+        path.write_text(json.dumps(data, indent=2))
+        with running_dashboard(root, terminal=True) as dash:
+            body = {"gate": "design", "subject": KEY, "note": "seen"}
+            answer = dash.decide("approve", body, token=dash.token)
+            assert answer.status_code == 200, answer.text
+        lines = ledger_lines(root)
+        terminal, page = [e for e in lines if e["type"] == "gate.approved"]
+        between = lines[terminal["seq"] : page["seq"] - 1]
+        verdict = json.loads(consort("verify", "--json", cwd=root).stdout)
+    finally:
+        destroy_project_cluster(root)
+
+    def without_time(event: dict) -> dict:
+        return {k: v for k, v in event.items() if k not in ("seq", "time", "prev")}
+
+    # the same record but for the one hash the edit changed
+    changed = {
+        kind
+        for kind, digest in terminal["data"]["hashes"].items()
+        if page["data"]["hashes"][kind] != digest
+    }
+    assert changed == {"test-list"}
+    same = {**page, "data": {**page["data"], "hashes": terminal["data"]["hashes"]}}
+    assert without_time(same) == without_time(terminal)
+    assert terminal["actor"] == "human"
+    # the edit was recorded as the person's before the approval, as the terminal records it
+    (edit,) = [e for e in between if e["type"] == "artifact.accepted"]
+    assert edit["actor"] == "human" and edit["data"]["source"] == "hand-edit"
+    assert edit["data"]["hash"] == page["data"]["hashes"]["test-list"]
+    assert verdict["ok"] is True, verdict
