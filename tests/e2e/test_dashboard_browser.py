@@ -204,6 +204,11 @@ def test_a_running_drive_shows_up_and_an_approval_needs_the_token_and_this_page(
             attacker.close()
         assert not [e for e in ledger_lines(root) if e["type"] == "gate.approved"]
 
+        # verify's verdict is on the page, and follows the ledger (checked below)
+        page.tab.wait_for_selector("#verify.ok", timeout=WAIT_MS)
+        verdict = "document.getElementById('verify-detail').textContent"
+        assert "design approval" not in page.tab.evaluate(verdict)
+
         # the person types the token printed on their terminal and approves
         page.tab.fill("#token", dash.token)
         pending.locator("input[type=text]").fill("looks right on the page")
@@ -215,6 +220,9 @@ def test_a_running_drive_shows_up_and_an_approval_needs_the_token_and_this_page(
         pending.wait_for(state="detached", timeout=WAIT_MS)  # the gate no longer waits
         last = page.tab.locator(".feature .last-approval")
         last.filter(has_text="Last approved by a person (human)").wait_for(timeout=WAIT_MS)
+        # verify ran again after the approval's event: it now proves that approval too
+        proof = page.tab.locator("#verify-detail .ok", has_text="design approval")
+        proof.wait_for(state="attached", timeout=WAIT_MS)  # in the folded list of what holds
         assert page.errors == []
         page.shot("gate-approved")
 
@@ -232,6 +240,16 @@ def test_a_running_drive_shows_up_and_an_approval_needs_the_token_and_this_page(
         assert '+      "title": "a title the approval never saw"' in diff
         assert page.tab.locator('.since[data-change="unchanged"]').count() == 4
         page.shot("gate-changed-since-approval")
+
+        # a paired branch, and its schema diff against its parent on demand
+        ok(consort("branch", "create", "feature/x", cwd=root))
+        page.tab.reload()
+        page.tab.wait_for_selector("body[data-loaded]", timeout=WAIT_MS)
+        row = page.tab.locator("#branches tbody tr", has_text="feature/x")
+        assert "main" in row.inner_text()  # its parent
+        row.locator("button", has_text="schema diff").click()
+        shown = json.loads(row.locator("pre").inner_text(timeout=WAIT_MS))
+        assert shown == {"base": "main", "branch": "feature/x", "changes": []}
     (approval,) = [e for e in ledger_lines(root) if e["type"] == "gate.approved"]
     assert approval["actor"] == "human"
     assert approval["data"]["note"] == "looks right on the page"
