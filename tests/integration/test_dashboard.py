@@ -135,6 +135,11 @@ def test_verify_and_branch_views_answer_what_the_cli_answers(at_design_gate):
         verdict = client.get("/api/verify").json()
         expected = json.loads(consort("verify", "--json", cwd=at_design_gate).stdout)
         assert verdict == expected and verdict["ok"] is True
+        shown = client.get("/api/overview").json()["status"]
+        cli = json.loads(consort("status", "--json", cwd=at_design_gate).stdout)
+        for part in ("features", "stories", "escalations", "spikes", "experiments"):
+            assert shown[part] == cli[part], part
+        assert shown["unsandboxed_turns"] == cli["unsandboxed_turns"]
         missing = client.get("/api/branch-diff", params={"name": "no-such-branch"})
         assert missing.status_code == 400 and "no-such-branch" in missing.json()["error"]
 

@@ -76,7 +76,8 @@ def overview(project: Project) -> Overview:
             "problems": [str(problem) for problem in report.problems],
         },
         next=NextReport.of(next_action(state, None)).as_json(),
-        status=collect(project, state).as_json(),
+        # the events read above, unless the chain is broken: then status reads (and refuses) it
+        status=collect(project, state, None if report.problems else report.events).as_json(),
     )
     result.decisions = _decisions(events)
     result.features = [

@@ -23,6 +23,9 @@ from consort.core.spikes import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from consort.core.ledger import Event
     from consort.lanes.explore import Exploration
     from consort.lanes.spikes import SpikeEnd
 
@@ -148,7 +151,11 @@ def all_spikes(project: Project) -> list[Spike]:
 
 def _read(project: Project) -> list[Spike]:
     path = ledger_path(project.state_dir)
-    events = Ledger(path).read() if path.exists() else []
+    return spikes_of(Ledger(path).read() if path.exists() else [])
+
+
+def spikes_of(events: Sequence[Event]) -> list[Spike]:
+    """Every spike in `events` (a ledger read already), by start."""
     return sorted(fold_spikes(events).values(), key=lambda s: s.started)
 
 

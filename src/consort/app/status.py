@@ -17,6 +17,8 @@ from consort.core.errors import ConsortError
 from consort.core.project import Project
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from consort.core.ledger import Event
     from consort.core.spikes import Spike
     from consort.core.state import Escalation, FeatureState, State
@@ -162,9 +164,10 @@ def status(project: Project) -> StatusReport:
     return report
 
 
-def collect(project: Project, state: State) -> StatusReport:
-    """The report for `state`, its branch table read from the server now."""
-    report, spikes = _derived(project, state)
+def collect(project: Project, state: State, events: Sequence[Event] | None = None) -> StatusReport:
+    """The report for `state`, its branch table read from the server now; `events`, when the
+    caller has read the ledger already (the state's own), spares reading it again."""
+    report, spikes = _derived(project, state, events)
     report.spikes = _spikes(spikes)
     _branches(project, report, live=True)
     return report
@@ -173,18 +176,23 @@ def collect(project: Project, state: State) -> StatusReport:
 STATUS_QUESTION = "status"
 
 
-def _derived(project: Project, state: State) -> tuple[StatusReport, list[Spike]]:
+def _derived(
+    project: Project, state: State, events: Sequence[Event] | None = None
+) -> tuple[StatusReport, list[Spike]]:
     """What the files decide: everything but the clocks and the branch table."""
-    from consort.app.spike import all_spikes
+    from consort.app.spike import spikes_of
     from consort.core.gate_phase import deploy_phase, design_phase, promote_phase
     from consort.core.ledger import Ledger, ledger_path
     from consort.core.machine import next_action
 
-    path = ledger_path(project.state_dir)
-    events = Ledger(path).read() if path.exists() else []
+    if events is None:
+        path = ledger_path(project.state_dir)
+        read = Ledger(path).read() if path.exists() else []
+    else:
+        read = list(events)
     report = StatusReport()
-    _sandboxes(report, events)
-    report.experiments = _experiments(project, events)
+    _sandboxes(report, read)
+    report.experiments = _experiments(project, read)
     for feature in state.features:
         action = next_action(state, feature.id)
         report.features.append(
@@ -212,7 +220,7 @@ def _derived(project: Project, state: State) -> tuple[StatusReport, list[Spike]]
                     "command": _resolutions(feature.id, feature.escalation),
                 }
             )
-    return report, all_spikes(project)
+    return report, spikes_of(read)
 
 
 def _keep(report: StatusReport, spikes: list[Spike]) -> dict[str, Any]:
