@@ -34,18 +34,31 @@ def _existing_repository(root: Path) -> bytes:
     return (root / ".env").read_bytes()
 
 
-def _drive_with_agents(root: Path) -> None:
+def _drive_with_agents(root: Path, *, name_interpreter: bool = True) -> None:
     """What a user adds to the consort.toml init wrote: proxy gates and the agents. The
-    interpreter is this one (it has alembic and SQLAlchemy), named where init wrote `python`."""
+    interpreter is this one (it has alembic and SQLAlchemy): named where init wrote `python`,
+    or (`name_interpreter` False) left as `python`, for a PATH on which `python` is this one
+    (`_python_on_path`), as a project's activated virtual environment does."""
     text = (root / "consort.toml").read_text()
-    text = text.replace('["python", ', f"[{json.dumps(sys.executable)}, ")
+    if name_interpreter:
+        text = text.replace('["python", ', f"[{json.dumps(sys.executable)}, ")
     text = text.replace('mode = "interactive"', 'mode = "proxy"')
     agent = json.dumps(pair_agent("adopt", MINI))
     text += f'default = "command"\ncommand = {agent}\n'
     (root / "consort.toml").write_text(text)
 
 
-def test_a_backend_project_with_a_tracked_env_is_adopted_and_built(tmp_path):
+def _python_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python` on PATH is this interpreter, for every consort command the test runs."""
+    folder = Path(sys.executable).parent
+    assert (folder / "python").exists()
+    monkeypatch.setenv("PATH", f"{folder}:{os.environ.get('PATH', '')}")
+
+
+def test_a_backend_project_with_a_tracked_env_is_adopted_and_built(tmp_path, monkeypatch):
+    """Built on the configuration init wrote, commands and all: only the agents and proxy
+    gates are added."""
+    _python_on_path(monkeypatch)
     root = tmp_path / "fullstack"
     env_before = _existing_repository(root)
     try:
@@ -83,7 +96,11 @@ def test_a_backend_project_with_a_tracked_env_is_adopted_and_built(tmp_path):
         ignored = git(root, "status", "--porcelain", "--ignored")
         assert "!! .env.local" in ignored and "!! .consort/db/" in ignored
 
-        _drive_with_agents(root)
+        _drive_with_agents(root, name_interpreter=False)
+        assert '["python", "-m", "pytest"' in (root / "consort.toml").read_text()
+        doctor = {c["name"]: c for c in json.loads(ok(consort("doctor", "--json", cwd=root)))}
+        for name in ("test command", "migrate command", "migrations", "test collection"):
+            assert doctor[name]["state"] == "ok", doctor[name]
         git(root, "add", "consort.toml", ".gitignore")
         git(root, "-c", "user.name=dev", "-c", "user.email=d@e", "commit", "-qm", "consort")
         ok(consort("intake", "feature", "--title", "Answers", cwd=root, input_text="Answers."))
