@@ -4,8 +4,9 @@
 which means importing and running every artifact's pydantic model: most of their start-up. Their
 answer depends on nothing else, so it is kept in `.consort/run/cache/` beside a digest of
 everything derivation reads — `consort.toml`, the ledger, the feature folders, the intake and
-every turn's outputs, by content — and of Consort's own code (each module's size and mtime) and
-the interpreter. A later call whose digest is the same prints the kept answer without deriving.
+every turn's outputs, by content — and of Consort's own code (each module's size and mtime, the
+data folders of scaffolded and replayed projects aside) and the interpreter. A later call whose
+digest is the same prints the kept answer without deriving.
 
 Fail-closed: any byte changed, any file added or removed, any edit of Consort's code gives
 another digest, and then the answer is derived (and every artifact validated) again. A cache
@@ -97,6 +98,11 @@ def _files_below(folder: Path) -> list[Path]:
     return found
 
 
+# The package's data folders: the projects `init` scaffolds and `demo` replays. Their Python
+# files are the user's code to be, never imported by Consort, and the recorded playbook is most of
+# the package's folders (walking them was most of the stamp's time).
+DATA_FOLDERS = frozenset({"examples", "templates"})
+
 _stamp: str | None = None
 
 
@@ -104,13 +110,20 @@ def _code_stamp() -> str:
     """Consort's code and the interpreter, as sizes and mtimes: an edit is a new stamp."""
     global _stamp  # noqa: PLW0603 -- computed once per process
     if _stamp is None:
-        package = Path(__file__).resolve().parent.parent
-        parts = [sys.version]
-        for directory, subdirs, names in os.walk(package):
-            subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
-            for name in sorted(names):
-                if name.endswith(".py"):
-                    info = os.stat(os.path.join(directory, name))
-                    parts.append(f"{directory}/{name}:{info.st_size}:{info.st_mtime_ns}")
-        _stamp = "\n".join(parts)
+        _stamp = code_stamp(Path(__file__).resolve().parent.parent)
     return _stamp
+
+
+def code_stamp(package: Path) -> str:
+    """The interpreter and every module of `package` (but its data folders), by size and mtime."""
+    parts = [sys.version]
+    for directory, subdirs, names in os.walk(package):
+        top = Path(directory) == package
+        subdirs[:] = sorted(
+            d for d in subdirs if d != "__pycache__" and not (top and d in DATA_FOLDERS)
+        )
+        for name in sorted(names):
+            if name.endswith(".py"):
+                info = os.stat(os.path.join(directory, name))
+                parts.append(f"{directory}/{name}:{info.st_size}:{info.st_mtime_ns}")
+    return "\n".join(parts)

@@ -81,3 +81,22 @@ def test_a_damaged_cache_file_is_never_used(project: Path, text: str) -> None:
     (kept,) = (state / "run" / "cache").iterdir()
     kept.write_text(text)
     assert derived_cache.load(state, "next", "x") is None
+
+
+def test_an_edit_of_consorts_code_changes_the_stamp_and_a_data_folder_does_not(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "consort"
+    for path in ("core/derive.py", "examples/demo/app/main.py", "templates/web/app/main.py"):
+        (package / path).parent.mkdir(parents=True, exist_ok=True)
+        (package / path).write_text("x = 1\n")
+    (package / "lanes" / "examples").mkdir(parents=True)
+    (package / "lanes" / "examples" / "rule.py").write_text("x = 1\n")  # code, despite its name
+    before = derived_cache.code_stamp(package)
+    for data in ("examples/demo/app/main.py", "templates/web/app/main.py"):
+        (package / data).write_text("x = 22\n")
+    assert derived_cache.code_stamp(package) == before
+    for code in ("core/derive.py", "lanes/examples/rule.py"):
+        (package / code).write_text("x = 333\n")
+        assert derived_cache.code_stamp(package) != before
+        before = derived_cache.code_stamp(package)
