@@ -1,15 +1,21 @@
 """StockFlow's first feature built through the real agent CLIs.
 
 The design lane is replayed as in the demo; every navigator and driver turn of the build lane
-(RED, GREEN, the repair after a failing GREEN, review and refactor, over three stories) is a real
-Claude Code process, and in the second run every driver turn is a real Codex process, each
-talking to a scripted model that replays the recorded playbook as tool calls. Consort runs the
-tests itself, as always: the playbook only says what an honest pair of agents did.
+(RED, GREEN, the repair after a failing GREEN, review and refactor) is a real Claude Code process,
+and in the second run every driver turn is a real Codex process, each talking to a scripted model
+that replays the recorded playbook as tool calls. Consort runs the tests itself, as always: the
+playbook only says what an honest pair of agents did.
+
+The real CLIs build the feature's first two stories, which hold every step of the build lane
+(S1's T2 fails its GREEN and is repaired; S2's T6 is reviewed into a refactor). A person accepts
+each story here (gates mode "interactive" once the design is approved), so the build stops at S2's
+gate: S3's two cycles would only repeat RED, GREEN and review, which the replayed demo builds.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -25,12 +31,15 @@ from tests.e2e.real_agents import AGENTS, CODEX_KEY_VARIABLE, DUMMY_KEY, cli, co
 from tests.e2e.scripted_model import ScriptedModel
 from tests.helpers import consort, git, ok
 from tests.integration.conftest import destroy_project_cluster
+from tests.integration.test_design_lane import approve_at_terminal
 
 # The whole build lane, dozens of real agent turns: generous, never a timed assertion.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(3600)]
 
 PLAYBOOK = example_dir() / "playbook"
 FEATURE = "F1-stock-visibility"
+# The stories the real CLIs build, in order; the build stops at the last one's gate.
+STORIES = ("S1-file-stock", "S2-stock-by-location")
 
 
 @dataclass
@@ -40,6 +49,7 @@ class Built:
     code: int
     model: PlaybookModel
     sessions: int
+    stopped_at: dict[str, object]  # `consort next --json` once the last drive stopped
 
 
 def agent_table(role: str, adapter: str, program: Path, url: str) -> str:
@@ -78,7 +88,7 @@ def _build(tmp: Path, outside_tmp: Path, adapters: dict[str, str]) -> Built:
             agent_table(role, adapter, cli(adapter), model.url)
             for role, adapter in adapters.items()
         )
-        config.write_text(config.read_text() + tables)
+        config.write_text(interactive_gates(config.read_text()) + tables)
         git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "real agents")
         (tmp / "tmp").mkdir()
         environment = {
@@ -89,12 +99,41 @@ def _build(tmp: Path, outside_tmp: Path, adapters: dict[str, str]) -> Built:
             "CODEX_HOME": str(codex_home(outside_tmp / "codex-home", model.url)),
             "TMPDIR": str(tmp / "tmp"),
         }
-        result = consort("drive", "--until", "build", cwd=root, env=environment, timeout=3600)
+        code, output, stopped_at = drive_to_last_gate(root, environment)
     finally:
         model.stop()
-    return Built(
-        root, result.stdout + result.stderr, result.returncode, playbook, len(model.sessions())
+    return Built(root, output, code, playbook, len(model.sessions()), stopped_at)
+
+
+def interactive_gates(config: str) -> str:
+    """The demo's consort.toml with its gates decided by a person instead of the proxy."""
+    changed, count = re.subn(
+        r'^mode = "proxy".*$', 'mode = "interactive"', config, count=1, flags=re.MULTILINE
     )
+    assert count == 1, config
+    return changed
+
+
+def drive_to_last_gate(
+    root: Path, environment: dict[str, str]
+) -> tuple[int, str, dict[str, object]]:
+    """Drive the build lane, approving each gate as a person does, at a terminal (the design,
+    then each story of STORIES but the last), until the drive waits at the last story's gate;
+    the last drive's exit code, every drive's output, and where the project stands then."""
+    output = ""
+    for _ in range(len(STORIES) + 2):
+        result = consort("drive", "--until", "build", cwd=root, env=environment, timeout=3600)
+        output += result.stdout + result.stderr
+        stopped_at: dict[str, object] = json.loads(ok(consort("next", "--json", cwd=root)))
+        if result.returncode != 0 or stopped_at["kind"] != "await-gate":
+            break
+        if at_the_last_gate(stopped_at):
+            break
+        command = str(stopped_at["command"]).split()
+        assert command[:2] == ["consort", "approve"] and len(command) == 4, stopped_at
+        code, said = approve_at_terminal(root, command[3], gate=command[2])
+        assert code == 0, said
+    return result.returncode, output, stopped_at
 
 
 def turn_records(root: Path) -> dict[str, dict[str, object]]:
@@ -124,15 +163,32 @@ def with_codex(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
 
 
 def build_keys() -> list[str]:
+    """Every recorded build turn of STORIES."""
     return sorted(
         str(path.relative_to(PLAYBOOK))
-        for path in PLAYBOOK.glob(f"{FEATURE}/S*/T*/*/*")
+        for story in STORIES
+        for path in PLAYBOOK.glob(f"{FEATURE}/{story}/T*/*/*")
         if path.is_dir()
     )
 
 
+def at_the_last_gate(action: dict[str, object]) -> bool:
+    """`consort next --json` waits for a person to accept the last of STORIES."""
+    return (
+        action["kind"] == "await-gate"
+        and str(action["command"]).startswith("consort approve story ")
+        and f"every cycle of {STORIES[-1]} is done" in str(action["reason"])
+    )
+
+
+def stopped_at_the_last_gate(built: Built) -> None:
+    """The build ended waiting for a person at the last story's gate, not for another reason."""
+    assert at_the_last_gate(built.stopped_at), built.stopped_at
+
+
 def test_the_whole_build_lane_runs_through_the_real_claude_code(with_claude: Built) -> None:
     assert with_claude.code == 0, with_claude.output
+    stopped_at_the_last_gate(with_claude)
     assert with_claude.model.missing == []
     # Every recorded build turn, the failed GREEN and its repair included, was a Claude turn.
     assert sorted(with_claude.model.served) == build_keys()
@@ -164,6 +220,7 @@ def test_the_refactor_commit_holds_what_claude_wrote(with_claude: Built) -> None
 
 def test_every_green_runs_through_the_real_codex(with_codex: Built) -> None:
     assert with_codex.code == 0, with_codex.output
+    stopped_at_the_last_gate(with_codex)
     assert with_codex.model.missing == []
     assert sorted(with_codex.model.served) == build_keys()
     records = turn_records(with_codex.root)

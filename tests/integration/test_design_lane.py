@@ -311,13 +311,13 @@ class Agent:
 
 
 def approve_at_terminal(
-    root: Path, key: str, answer: str = "y", note: str | None = None
+    root: Path, key: str, answer: str = "y", note: str | None = None, *, gate: str = "design"
 ) -> tuple[int, str]:
-    """`consort approve design KEY` on a real pseudo-terminal, answering the confirmation."""
+    """`consort approve GATE KEY` on a real pseudo-terminal, answering the confirmation."""
     master, slave = os.openpty()
     env = dict(os.environ, COLUMNS="200")
     env.pop("CONSORT_TASK", None)
-    argv = [sys.executable, "-m", "consort", "approve", "design", key]
+    argv = [sys.executable, "-m", "consort", "approve", gate, key]
     argv += ["--note", note] if note else []
     child = subprocess.Popen(
         argv, cwd=root, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
