@@ -3,14 +3,27 @@
 It reads its task (the question in inputs["question"]), tries an idea on the database it is given
 (a table of bins, an index, a count), leaves a throwaway script in the tree, and writes what it
 observed to outputs["notes"]: the facts a later turn can use, and nothing it did not see.
+
+With the argument `wait`, it first writes `ready` in its tree and waits for a `go` file there (a
+person working beside it meanwhile).
 """
 
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import psycopg
+
+if sys.argv[1:] == ["wait"]:
+    Path("ready").write_text("waiting\n")
+    for _ in range(1200):
+        if Path("go").exists():
+            break
+        time.sleep(0.5)
+    else:
+        sys.exit("no go")
 
 task = json.loads(Path(os.environ["CONSORT_TASK"]).read_text())
 question = Path(task["inputs"]["question"]).read_text().strip()

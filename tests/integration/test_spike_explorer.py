@@ -261,3 +261,63 @@ def test_a_claude_explorer_is_recorded_with_its_model_tokens_and_cost(
     assert row["cost_usd"] == 0.42 and row["tokens"] == 180
     ok(consort("spike", "end", "priced", cwd=root))
     ok(consort("verify", cwd=root))
+
+
+def test_a_person_works_on_beside_an_explorer_and_nothing_of_theirs_is_put_back(
+    fresh_project: Path,
+) -> None:
+    """While the explorer runs (hours, perhaps), the person edits and commits in the main
+    checkout and makes a branch: none of it is the explorer's, none of it is reverted."""
+    import os
+    import subprocess
+    import time
+
+    root = fresh_project
+    command = json.dumps([sys.executable, str(EXPLORER), "wait"])
+    with (root / "consort.toml").open("a") as config:
+        config.write(f'\n[agents.explorer]\nadapter = "command"\ncommand = {command}\n')
+    (root / "app.py").write_text("VERSION = 1\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    spike = json.loads(ok(consort("spike", "beside", "--ttl", "1h", "--json", cwd=root)))
+    worktree = root / spike["worktree"]
+    env = dict(os.environ, COLUMNS="200")
+    env.pop("CONSORT_TASK", None)
+    exploring = subprocess.Popen(
+        [sys.executable, "-m", "consort", "spike", "explore", "beside", QUESTION, "--json"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(600):
+            if (worktree / "ready").exists():
+                break
+            assert exploring.poll() is None, exploring.communicate()
+            time.sleep(0.5)
+        else:
+            pytest.fail("the explorer never started")
+        (root / "app.py").write_text("VERSION = 2\n")
+        (root / "draft.md").write_text("the person's own draft\n")
+        git(root, "add", "app.py")
+        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "person")
+        git(root, "branch", "their-idea")
+        head = git(root, "rev-parse", "HEAD")
+        (worktree / "go").write_text("go\n")
+        out, err = exploring.communicate(timeout=600)
+    finally:
+        if exploring.poll() is None:
+            exploring.kill()
+    assert exploring.returncode == 0, out + err
+    explored = json.loads(out)
+    assert explored["ok"] and explored["problems"] == []
+    assert (root / "app.py").read_text() == "VERSION = 2\n"
+    assert (root / "draft.md").read_text() == "the person's own draft\n"
+    assert git(root, "rev-parse", "main") == head
+    assert git(root, "rev-parse", "their-idea") == head
+    kinds = [e.type for e in _spike_events(root, "spike/beside")]
+    assert EventType.VIOLATION_RECORDED not in kinds
+    ok(consort("spike", "end", "beside", cwd=root))
+    ok(consort("verify", cwd=root))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,13 +111,14 @@ def _pointer_bytes(dotgit: Path) -> bytes | None:
 
 
 def restore(
-    repo: Path, before: Machinery, *, others: frozenset[str] = frozenset()
+    repo: Path, before: Machinery, *, others: Container[str] = frozenset()
 ) -> list[SealViolation]:
     """Put git's machinery back as `before` had it; what had changed, as violations.
 
     `others` are refs that Consort itself moves meanwhile for other work running in parallel
-    (the sibling approaches of an experiment): they are left as they are now. Only sound when
-    the agent cannot write refs at all (a sandboxed turn sees the git folder read-only)."""
+    (the sibling approaches of an experiment), or that a person may move (beside a spike's
+    explorer): they are left as they are now. Only sound when the agent cannot write refs at
+    all (a sandboxed turn sees the git folder read-only)."""
     # The folder found before the turn, not asked of git again: a turn that repointed the
     # worktree's `.git` file would otherwise have the comparison made elsewhere.
     after = fingerprint(repo, before.git_dir)

@@ -11,7 +11,11 @@ bounds:
 - its wall-clock cap is what is left of the spike's time box (or the configured cap, if that is
   shorter); once the box has run out the spike is ended there and then, its notes kept and its
   code and database removed, so nothing the explorer started outlives the box;
-- its output is the worktree's `notes.md`, which `spike end` keeps for the feature's later turns.
+- its output is the worktree's `notes.md`, which `spike end` keeps for the feature's later turns;
+- it runs beside a person's work, for as long as the time box: in the sandbox it cannot reach the
+  main checkout or write a ref, so what changes there meanwhile (an edit, a commit) is the
+  person's and is left alone. Unsandboxed (`sandbox = "off"`), the main checkout and refs are
+  guarded as in every turn, and a person's change there during the turn is put back.
 
 The turn is recorded in the ledger under the spike's subject (`spike/<NAME>`), which no feature's
 derivation reads, with the same `turn.started` / `turn.finished` (or `turn.failed`) events as any
@@ -36,7 +40,15 @@ from consort.core.project import Project
 from consort.core.spikes import Spike, SpikeCondition, notes_inputs, subject_of
 from consort.core.vocabulary import Role, Step
 from consort.lanes.spikes import SpikeEnd, end, notes_template, spikes_of
-from consort.lanes.turn import TurnRequest, TurnRun, Verdict, open_turn, run_turn
+from consort.lanes.turn import (
+    BESIDE_A_PERSON,
+    CONTAINED,
+    TurnRequest,
+    TurnRun,
+    Verdict,
+    open_turn,
+    run_turn,
+)
 from consort.roles import prompt_for
 
 QUESTION_FILE = "question.md"
@@ -121,6 +133,9 @@ def explore(
         writable=("**",),
         protected=ENV_FILES,
         scratch_of=spike.database,
+        # Contained, the explorer reaches neither the main checkout nor a ref, and the person
+        # works on meanwhile: what changes there is theirs, never reverted as the explorer's.
+        shared=BESIDE_A_PERSON if turn.sandbox in CONTAINED else None,
     )
     done = run_turn(
         project,

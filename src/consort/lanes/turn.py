@@ -25,7 +25,7 @@ in task.json. How a failed turn ends depends on who judges it (`Verdict`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -95,7 +95,20 @@ class SharedWrites:
     turn that would run otherwise."""
 
     paths: tuple[str, ...]  # globs relative to the project root
-    refs: frozenset[str]  # full ref names
+    refs: Container[str]  # full ref names
+
+
+class EveryRef:
+    """Every ref, as `SharedWrites.refs`: for a contained turn that runs while a person goes on
+    working (a spike's explorer, for hours), whose commits and branches are theirs to make."""
+
+    def __contains__(self, ref: object) -> bool:
+        return True
+
+
+BESIDE_A_PERSON = SharedWrites(paths=("**",), refs=EveryRef())
+"""A contained turn beside a person's work: the main checkout and refs are theirs meanwhile
+(the agent sees the one hidden and the other read-only), so nothing there is put back."""
 
 
 @dataclass(frozen=True)
