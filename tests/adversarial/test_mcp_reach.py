@@ -210,3 +210,20 @@ def test_names_that_are_paths_read_no_file(lineage):
         shown = answer.text + json.dumps(answer.data)
         assert "root:x:0:0" not in shown, (name, arguments)
         assert superuser not in shown and secret_file not in shown, (name, arguments)
+
+
+def test_a_branch_named_like_sql_makes_one_plain_database(lineage):
+    hostile = "x';DROP-DATABASE-main;--"
+    try:
+        created, rows = mcp_session(
+            lineage, [("branch_create", {"name": hostile}), ("branch_list", {})]
+        ).answers
+        database = created.json()["database"]
+        assert database.replace("_", "").isalnum() and database.islower(), database
+        listed = {row["name"]: row for row in rows.json()["branches"]}
+        assert listed[hostile]["database"] == database
+        assert listed["main"]["database"]  # main and its database are still there
+        with psycopg.connect(login(lineage, "main")) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        consort("branch", "delete", hostile, "--force", cwd=lineage)

@@ -151,6 +151,12 @@ async function attack() {
     const r = await fetch("{{target}}/api/overview");
     window.results.read = "read " + (await r.text()).length;
   } catch (e) { window.results.read = "blocked"; }
+  await new Promise((done) => {  // the live feed: an EventSource is a CORS request too
+    const feed = new EventSource("{{target}}/api/events?since=0");
+    const end = (how) => { window.results.feed ??= how; feed.close(); done(); };
+    feed.addEventListener("ledger", () => end("read"));
+    feed.onerror = () => end("blocked");
+  });
   document.getElementById("f").submit();
   window.results.form = "submitted";
 }
@@ -198,6 +204,7 @@ def test_a_running_drive_shows_up_and_an_approval_needs_the_token_and_this_page(
             results = evil.evaluate("window.results")
             assert results["cors"] == "blocked"  # the preflight gets no CORS answer
             assert results["read"] == "blocked"  # nor does a read
+            assert results["feed"] == "blocked"  # nor the live feed
             evil.wait_for_timeout(1000)  # let the form post and the no-cors post land
             evil.close()
         finally:
