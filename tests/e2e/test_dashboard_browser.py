@@ -357,3 +357,50 @@ def test_a_drive_still_running_shows_its_turn_on_the_open_page(waiting_turn, tab
         assert "consort retry F1" in output.decode()  # what the drive said at the terminal
         assert page.errors == []
         page.shot("escalation")
+
+
+STRAYING_AGENT = """\
+import pathlib
+pathlib.Path("stray-notes.txt").write_text("outside the spec's scope")
+"""
+
+
+@pytest.fixture
+def straying_turn(tmp_path: Path) -> Iterator[Path]:
+    """A project whose spec turn writes outside its scope, unsandboxed: the check after the turn
+    reverts it and records a violation."""
+    import sys
+
+    from tests.integration.test_design_lane import intake, write_config
+
+    root = tmp_path / "shop"
+    agent = tmp_path / "straying_agent.py"
+    agent.write_text(STRAYING_AGENT)
+    try:
+        ok(consort("init", str(root), cwd=tmp_path))
+        write_config(
+            root, {"default": "command", "command": [sys.executable, str(agent)]}, retries=0
+        )
+        with (root / "consort.toml").open("a") as config:
+            config.write('sandbox = "off"\n')
+        intake(root, "Stock visibility")
+        consort("drive", cwd=root)  # escalates: the turn wrote no spec and strayed
+        yield root
+    finally:
+        destroy_project_cluster(root)
+
+
+def test_a_violation_is_on_the_page(straying_turn, tab):
+    root = straying_turn
+    (violation,) = [e for e in ledger_lines(root) if e["type"] == "violation.recorded"]
+    assert violation["data"]["path"] == "stray-notes.txt"
+    assert not (root / "stray-notes.txt").exists()  # reverted
+    with running_dashboard(root, terminal=False) as dash:
+        page = tab(dash)
+        row = page.tab.locator("#violations table tbody tr").first
+        cells = row.locator("td").all_inner_texts()
+        assert cells[0] == str(violation["seq"])
+        assert cells[1] == violation["data"]["turn"] and cells[2] == "spec-author"
+        assert cells[3] == "stray-notes.txt" and cells[4] == violation["data"]["change"]
+        assert page.errors == []
+        page.tab.locator("#violations").screenshot(path=str(artefacts() / "violations.png"))
