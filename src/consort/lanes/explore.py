@@ -105,8 +105,9 @@ def explore(
     now: datetime | None = None,
 ) -> Exploration:
     question = _check_question(question)
-    spike = _running(project, ledger, name, now or datetime.now(UTC))
-    box_s = spike.remaining(now or datetime.now(UTC)).total_seconds()
+    moment = now or datetime.now(UTC)
+    spike = _running(project, ledger, name, moment)
+    box_s = spike.remaining(moment).total_seconds()
     configured = explorer_settings(project, agent)
     boxed = box_s < configured.wall_clock_timeout_s  # the time box, not the cap, ends the turn
     settings = replace(configured, wall_clock_timeout_s=min(configured.wall_clock_timeout_s, box_s))
