@@ -59,3 +59,39 @@ def test_each_tool_on_the_finished_demo(demo):
     assert types.index("red.verified") < types.index("green.failed") < types.index("green.verified")
     assert "refactor" in t6.json()["stages"]  # the refactor the review asked for
     assert url.is_error and "root branch" in url.text
+
+
+def test_a_branch_of_the_demo_made_reached_and_diffed_through_mcp(demo):
+    import psycopg
+
+    root, _ = demo
+    branch = "try/mcp-probe"
+    try:
+        created, own_url = mcp_session(
+            root, [("branch_create", {"name": branch}), ("database_url", {"branch": branch})]
+        ).answers
+        assert created.json()["name"] == branch
+        login = own_url.json()
+        assert login["branch"] == branch and login["database"] == created.json()["database"]
+        with psycopg.connect(login["url"], autocommit=True) as conn:
+            # the branch's copy of the finished demo: its tables, and the person's rows in them
+            tables = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+                ).fetchall()
+            }
+            assert {"skus", "locations", "stock_records"} <= tables
+            conn.execute("CREATE TABLE probe (id integer PRIMARY KEY)")
+        diff, rows = mcp_session(
+            root, [("branch_diff", {"name": branch}), ("branch_list", {})]
+        ).answers
+        assert diff.json()["base"] == "main" and diff.json()["branch"] == branch
+        assert diff.json()["changes"] == [
+            {"kind": "table_added", "table": "public.probe", "detail": ""}
+        ]
+        listed = {row["name"]: row for row in rows.json()["branches"]}
+        assert listed[branch]["parent"] == "main"
+    finally:
+        consort("branch", "delete", branch, "--force", cwd=root)  # the demo is shared: undo
+    assert branch not in ok(consort("branch", "list", cwd=root))
