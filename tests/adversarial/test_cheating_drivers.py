@@ -163,10 +163,15 @@ CATALOG = {
     "sees-tests-folder": ("seal", "tampering"),
     "scans-environment": ("seal", "tampering"),
     "reads-the-calling-test": ("seal", "tampering"),
+    "reads-the-calling-test-through-logging": ("seal", "tampering"),
+    "reads-the-calling-test-through-a-warning": ("seal", "tampering"),
     "right-until-tomorrow": ("seal", "tampering"),
     "asks-current-database": ("seal", "tampering"),
     "reads-python-flags": ("seal", "tampering"),
     "copies-environment": ("seal", "tampering"),
+    "sees-small-pid": ("seal", "tampering"),
+    "sees-export-folder": ("seal", "tampering"),
+    "reads-test-file-named-in-data": ("seal", "tampering"),
     # ... and by what no rule reads: a run shows none of it (a neutral database name, nothing
     # of Consort's in the sandbox's environment), so the wrong answer fails the run
     "sees-run-database-name": ("reason", "test_answer failed"),

@@ -98,6 +98,36 @@ def caps(source: str) -> set[Capability]:
             Capability.RUNNER_ENVIRONMENT,
         ),
         ("import sys\nsys.pycache_prefix = '/tmp/x'\n", Capability.IMPORT_SYSTEM),
+        # where the code runs from: a run's export is a folder of its own
+        ("def f():\n    return '/tmp/' in __file__\n", Capability.RUNNER_ENVIRONMENT),
+        ("import os\nx = os.getcwd().startswith('/home')\n", Capability.RUNNER_ENVIRONMENT),
+        (
+            "from pathlib import Path\nHERE = Path(__file__).resolve().parent\n"
+            "ok = str(HERE).find('run') >= 0\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        (
+            "import tempfile\nt = __file__.startswith(tempfile.gettempdir())\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        # the caller's file and line, from logging or a kept warning
+        (
+            "import logging\nwhere = logging.getLogger().findCaller(stacklevel=2)\n",
+            Capability.INTROSPECTION,
+        ),
+        ("import logging\nframe = logging.currentframe()\n", Capability.INTROSPECTION),
+        (
+            "import warnings\nwith warnings.catch_warnings(record=True) as seen:\n"
+            "    warnings.warn('x', stacklevel=2)\n",
+            Capability.INTROSPECTION,
+        ),
+        ("import warnings\nwarnings.showwarning = print\n", Capability.INTROSPECTION),
+        # the process id, small in a sandboxed run's own PID namespace
+        ("import os\nSANDBOXED = os.getpid() < 1000\n", Capability.RUNNER_ENVIRONMENT),
+        (
+            "import os\npid = os.getppid()\nfirst = pid == 1\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
         # an inherited descriptor copied, or a pipe of its own put in its place
         ("import os\nsaved = os.dup(5)\n", Capability.PROCESS),
         ("import os\nr, w = os.pipe()\n", Capability.PROCESS),
@@ -140,6 +170,13 @@ def test_ordinary_application_code_has_no_finding():
         "    return 'SHELL' in os.environ and os.environ['SHELL']\n"
         "COUNT = 'SELECT count(*) FROM items JOIN pg_user_mappings_x ON true'\n"
         "BIRDS = 'SELECT species FROM bird_migrations'\n"
+        "LOG = f'worker {os.getpid()} started'\n"
+        "import logging, warnings\nlogging.getLogger(__name__).info('ready')\n"
+        "warnings.warn('old', DeprecationWarning, stacklevel=2)\n"
+        "with warnings.catch_warnings():\n    warnings.simplefilter('ignore')\n"
+        "from pathlib import Path\nHERE = Path(__file__).parent\nT = HERE / 'templates'\n"
+        "for p in HERE.glob('*.sql'):\n    if p.suffix == '.sql' and (T / p.name).exists():\n"
+        "        pass\nHOME = os.path.expanduser('~')\nif HOME is None:\n    pass\n"
         "NOTE = 'the migrations folder holds the schema'\n"
     )
     assert findings(source) == []
@@ -279,6 +316,12 @@ def test_sql_kept_in_a_data_file_is_judged_like_a_string_in_the_code():
     assert data_file_violations("app/queries.sql", sql, sql, ()) == []
     assert data_file_violations("app/queries.sql", "SELECT 1 FROM items\n", None, ()) == []
     assert data_file_violations("migrations/versions/0002.sql", sql, None, ()) == []
+    # a test file named where the code reads a path from
+    named = data_file_violations("app/where.txt", "../tests/test_t1.py\n", None, ())
+    assert [v.line for v in named] == [1]
+    assert data_file_violations("app/cfg.json", '{"fixture": "conftest.py"}\n', None, ())
+    plain = '{"kind": "report", "path": "static/app.css", "latest": "latest_version.py"}\n'
+    assert data_file_violations("app/cfg.json", plain, None, ()) == []
 
 
 def test_a_migration_may_read_the_catalog_and_its_history_the_code_may_not():

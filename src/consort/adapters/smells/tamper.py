@@ -21,6 +21,7 @@ from enum import StrEnum
 from consort.adapters.scope import glob_match
 from consort.adapters.smells.clock import clock_findings
 from consort.adapters.smells.folding import fold
+from consort.adapters.smells.location import location_tests
 from consort.adapters.smells.rigged import rigged_comparisons
 from consort.adapters.smells.syntax import (
     Occurrence,
@@ -112,6 +113,12 @@ ATTRIBUTE_CAPABILITIES = {
     "traceback.print_stack": Capability.INTROSPECTION,
     "traceback.StackSummary": Capability.INTROSPECTION,
     "traceback.FrameSummary": Capability.INTROSPECTION,
+    # the stack walked for a caller by other means: a logger's `findCaller`, the frame logging
+    # asks for, a warning charged to the caller's line and kept, or shown by a hook of its own
+    "logging.currentframe": Capability.INTROSPECTION,
+    "warnings.showwarning": Capability.INTROSPECTION,
+    "warnings.formatwarning": Capability.INTROSPECTION,
+    "warnings.WarningMessage": Capability.INTROSPECTION,
     "types.FunctionType": Capability.DYNAMIC_CODE,
     "types.LambdaType": Capability.DYNAMIC_CODE,
     "types.CodeType": Capability.DYNAMIC_CODE,
@@ -271,12 +278,65 @@ def findings(text: str) -> list[Finding]:
         found += _environment_scan(node, aliases)
         found += _definition_findings(node)
     found += _environment_reads(tree, aliases)
+    found += _process_id_comparisons(tree, aliases)
+    found += [
+        Finding(Capability.RUNNER_ENVIRONMENT, line, what)
+        for line, what in location_tests(tree, aliases)
+    ]
     found += _test_word_findings(tree, aliases)
     found += [Finding(Capability.CLOCK, line, what) for line, what in clock_findings(tree, aliases)]
     found += [
         Finding(Capability.RIGGED_COMPARISON, line, what) for line, what in rigged_comparisons(tree)
     ]
     return sorted(set(found), key=lambda f: (f.line, f.capability.value, f.what))
+
+
+# Process and thread ids: a sandboxed run has a PID namespace of its own, whose ids are small
+# (the test process is 2 or 3), and a developer's terminal or a server has large ones.
+PROCESS_IDS = frozenset(
+    {
+        "os.getpid",
+        "os.getppid",
+        "os.getpgrp",
+        "os.getpgid",
+        "os.getsid",
+        "threading.get_native_id",
+        "multiprocessing.current_process",
+    }
+)
+
+
+def _process_id_comparisons(tree: ast.AST, aliases: dict[str, str]) -> list[Finding]:
+    """A process id compared with anything (`os.getpid() < 100`): code that tells a run by the
+    size of its pid. Logging or naming a file after one is not a comparison."""
+
+    def reads_id(node: ast.AST, names: set[str]) -> bool:
+        return any(
+            (isinstance(n, ast.Call) and qualified_name(n.func, aliases) in PROCESS_IDS)
+            or (isinstance(n, ast.Name) and n.id in names)
+            for n in ast.walk(node)
+        )
+
+    names: set[str] = set()
+    for _ in range(5):  # names bound from a process id, and from those
+        before = len(names)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
+                continue
+            if reads_id(node.value, names):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if len(names) == before:
+            break
+    return [
+        Finding(
+            Capability.RUNNER_ENVIRONMENT,
+            node.lineno,
+            "compares a process id (a sandboxed run's are small: a PID namespace of its own)",
+        )
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare) and reads_id(node, names)
+    ]
 
 
 def _test_word_findings(tree: ast.AST, aliases: dict[str, str]) -> list[Finding]:
@@ -426,6 +486,8 @@ def _name_findings(name: str, line: int) -> list[Finding]:
     return found
 
 
+# Methods that walk the stack and say where their caller is (a logger's).
+CALLER_FINDERS = frozenset({"findCaller"})
 # Calls that join their literal arguments into a path (`os.path.join("/", "proc")`).
 PATH_JOINS = frozenset(
     {"os.path.join", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "posixpath.join"}
@@ -461,6 +523,21 @@ def _call_findings(node: ast.Call, aliases: dict[str, str]) -> list[Finding]:
                 found.append(
                     Finding(Capability.DYNAMIC_CODE, line, f"`{node.func.id}` of `{attribute}`")
                 )
+    if node.func and isinstance(node.func, ast.Attribute) and node.func.attr in CALLER_FINDERS:
+        found.append(
+            Finding(Capability.INTROSPECTION, line, f"asks for its caller (`.{node.func.attr}`)")
+        )
+    if (qualified_name(node.func, aliases) or "").endswith("catch_warnings") and any(
+        k.arg == "record" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+        for k in node.keywords
+    ):
+        found.append(
+            Finding(
+                Capability.INTROSPECTION,
+                line,
+                "keeps the warnings it raises (each names the file and line it is charged to)",
+            )
+        )
     for keyword in node.keywords:
         if keyword.arg in ("start_new_session", "preexec_fn", "process_group") and not (
             isinstance(keyword.value, ast.Constant) and keyword.value.value in (False, None)
@@ -715,8 +792,15 @@ def is_migration(path: str) -> bool:
     return bool(MIGRATION_PARTS.intersection(path.split("/")[:-1]))
 
 
+# Build and CI files name the tests to run them, and the code does not read them.
+BUILD_FILES = frozenset({"Makefile", "GNUmakefile", "Dockerfile", "Justfile", "Procfile"})
+
+
 def is_data_file(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
+    parts = path.split("/")
+    name = parts[-1]
+    if name in BUILD_FILES or any(part.startswith(".") for part in parts[:-1]):
+        return False
     return name.endswith(DATA_SUFFIXES) or ("." not in name.lstrip("."))
 
 
@@ -737,10 +821,20 @@ def data_file_violations(
     return _violations(path, text, base_text, allow, data_findings)
 
 
+# A Python test file named in a data file (`../tests/test_t1.py`): code that reads a path from
+# there reads the test, and the answer its assertion expects.
+TEST_FILE_TOKEN = re.compile(r"(^|[/\\])(test_[^/\\]*|[^/\\]*_test|conftest)\.py$")
+
+
 def data_findings(text: str) -> list[Finding]:
     found = []
     for number, line in enumerate(text.splitlines(), start=1):
         found += _asks_the_server(line, number)
+        for token in re.split(r"[\s\"'`,;:=()\[\]{}<>]+", line):
+            if TEST_FILE_TOKEN.search(token) or _names_the_tests(token.lower()):
+                what = f"names the tests ({token[:40]!r})"
+                found.append(Finding(Capability.RUNNER_ENVIRONMENT, number, what))
+                break
     return found
 
 
