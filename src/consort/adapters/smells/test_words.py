@@ -6,8 +6,9 @@ Code that answers right only in a test run looks for the run by such a word: the
 `MODES["test"]`), a word in a path or a name. So the word is refused wherever it can reach a
 comparison, a key, a path, another function, a value returned, or a name another module can
 read; it is let through only where it can change nothing but what is shown: a docstring or a
-statement of its own, and what a message is made of (`print`, logging, `warnings.warn`, an
-exception raised with it), through the strings and local names that only ever lead there.
+statement of its own, what a message is made of (`print`, logging, `warnings.warn`, an
+exception raised with it), and what a route handler returns (`@app.get(...)`: the response's
+body, `{"kind": "test"}`), through the strings and local names that only ever lead there.
 
 The rule follows the word's value, within one module: into containers and strings built from
 it, into the local names bound to it (and every place each is read), and out of them. A name
@@ -126,6 +127,8 @@ def _follow(node: ast.AST, parents: dict[int, ast.AST]) -> str | _Bound | None: 
             return None  # an exception's message
         elif isinstance(parent, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
             return _binding(parent, node, parents)
+        elif isinstance(parent, ast.Return) and _in_route_handler(parent, parents):
+            return None  # the body of an HTTP response: shown to the client, not decided on
         elif isinstance(parent, ast.Return | ast.Yield | ast.YieldFrom | ast.Lambda):
             return "it is returned to code the rule does not follow"
         elif isinstance(parent, ast.comprehension | ast.For):
@@ -206,6 +209,30 @@ def _target_names(target: ast.AST) -> list[str]:
         names = [name for element in target.elts for name in _target_names(element)]
         return names if len(names) == len(target.elts) else []
     return []
+
+
+# Decorators that make a function a web framework's route handler (FastAPI, Starlette, Flask,
+# Litestar, aiohttp's route table): what it returns is the response sent to the client.
+ROUTE_DECORATORS = frozenset(
+    {"get", "post", "put", "patch", "delete", "head", "options", "route", "api_route", "websocket"}
+)
+
+
+def _in_route_handler(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Whether `node` sits directly in a function decorated as a route (`@app.get("/x")`)."""
+    current = parents.get(id(node))
+    while current is not None and not isinstance(
+        current, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+    ):
+        current = parents.get(id(current))
+    if not isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    return any(
+        isinstance(d, ast.Call)
+        and isinstance(d.func, ast.Attribute)
+        and d.func.attr in ROUTE_DECORATORS
+        for d in current.decorator_list
+    )
 
 
 def _inside_function(node: ast.AST, parents: dict[int, ast.AST]) -> bool:

@@ -38,6 +38,10 @@ def told(source: str) -> list[str]:
         "def f(env):\n    if 'test' in env:\n        pass\n",
         "def f():\n    x = 'test'\n    if x:\n        pass\n",
         "def f():\n    label = 'test'\n    print(label)\n    return label\n",
+        # returned by a function that is no route handler, or decided on inside one
+        "def kind():\n    return {'kind': 'test'}\n",
+        "@app.get('/k')\ndef kind(env):\n    if env == 'test':\n        return 42\n",
+        "@decorate\ndef kind():\n    return {'kind': 'test'}\n",
     ],
 )
 def test_a_test_word_that_can_decide_what_the_code_does_is_refused(source):
@@ -56,6 +60,10 @@ def test_a_test_word_that_can_decide_what_the_code_does_is_refused(source):
         "def f(n):\n    label = 'test'\n    print(f'{label}: {n}')\n",
         "def f():\n    msg = 'tests'.upper()\n    raise RuntimeError(msg)\n",
         "def f():\n    print('a test of ' + 'the bell')\n",  # not the bare word at all
+        # the body of an HTTP response a route handler returns: data, shown to the client
+        "@app.get('/kind')\ndef kind():\n    return {'kind': 'test'}\n",
+        "@router.post('/runs')\nasync def run():\n    body = {'kinds': ['dev', 'test']}\n"
+        "    return body\n",
     ],
 )
 def test_a_test_word_that_only_makes_a_message_is_let_through(source):
