@@ -31,6 +31,10 @@ CONF_INCLUDE = "consort.conf"
 START_TIMEOUT_S = 60
 CLONE_SINCE = 18  # the first PostgreSQL with file_copy_method
 DEAD_SERVER_WAIT_S = 60.0  # how long a killed server's backends may take to notice and exit
+# A postmaster writes postmaster.pid (with the time) soon after it starts: its process started
+# at most this long before that time, and no later than it (give or take the clock's rounding).
+LOCK_WRITTEN_WITHIN_S = 120
+CLOCK_SLACK_S = 2
 
 
 class CopyMethod(StrEnum):
@@ -290,7 +294,7 @@ def server_state(home: Path) -> ServerState:
     The pid must name a live process: a killed server stays a zombie until its parent reaps it
     (on a machine whose init never reaps, forever), and a zombie's pid still answers `kill -0`."""
     lock = _read_lock(home)
-    if lock is None or not _is_server(lock.pid):
+    if lock is None or not _is_server(lock):
         return ServerState(False, None, None)
     return ServerState(True, lock.pid, lock.port)
 
@@ -302,6 +306,7 @@ class ServerLock:
     pid: int
     port: int | None
     shmem_id: int | None  # the System V segment every process of that server attaches
+    started: int | None = None  # when the server wrote it (seconds since the epoch)
 
 
 def _read_lock(home: Path) -> ServerLock | None:
@@ -317,11 +322,24 @@ def _read_lock(home: Path) -> ServerLock | None:
     shmem: int | None = None
     with contextlib.suppress(ValueError, IndexError):
         shmem = int(lines[6].split()[1])
-    return ServerLock(pid, port, shmem)
+    started: int | None = None
+    with contextlib.suppress(ValueError, IndexError):
+        started = int(lines[2])
+    return ServerLock(pid, port, shmem, started)
 
 
-def _is_server(pid: int) -> bool:
-    return proc.is_alive(pid)
+def _is_server(lock: ServerLock) -> bool:
+    """Whether the process the lock names is the server that wrote it: alive, and started
+    just before the lock's time. A killed server's pid may since have gone to another
+    process (pids are reused), which must not count as the server running."""
+    if not proc.is_alive(lock.pid):
+        return False
+    if not lock.started:
+        return True  # no start time to compare (not PostgreSQL's own lock): the pid decides
+    began = proc.started_at(lock.pid)
+    if began is None:
+        return False
+    return lock.started - LOCK_WRITTEN_WITHIN_S <= began <= lock.started + CLOCK_SLACK_S
 
 
 def _attached(shmem_id: int) -> int:
@@ -342,7 +360,7 @@ def clear_dead_lock(home: Path, *, wait_s: float = DEAD_SERVER_WAIT_S) -> bool:
     backends notice the postmaster's death and exit): two servers on one data folder would
     corrupt it. True when a lock was removed."""
     lock = _read_lock(home)
-    if lock is None or not proc.exists(lock.pid) or _is_server(lock.pid):
+    if lock is None or not proc.exists(lock.pid) or _is_server(lock):
         return False  # no lock, a lock PostgreSQL sees as stale itself, or a live server
     deadline = time.monotonic() + wait_s
     while lock.shmem_id is not None and _attached(lock.shmem_id) > 0:
