@@ -4,6 +4,8 @@ commits of the bytes on disk, hooks off, and contained test processes."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -127,6 +129,30 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def _can_unshare_pid() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-pf", "true"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _can_unshare_pid(), reason="no PID namespaces here (unshare -pf)")
+def test_a_process_of_a_pid_namespace_below_ours_is_ended_but_did_not_escape(tmp_path: Path):
+    """A sandbox's own init (bubblewrap, inside its PID namespace) carries the run's token and
+    may still be on its way out after bubblewrap outside exited: it is ended with the run, but
+    it left no session of ours. The process that made the namespace did leave the session."""
+    script = (
+        "setsid unshare -pf sh -c 'echo inside > ready; exec sleep 300' & "
+        "while [ ! -s ready ]; do sleep 0.05; done"
+    )
+    result = proc.run_contained(
+        ["sh", "-c", script], cwd=tmp_path, env=dict(os.environ), timeout=600
+    )
+    assert result.returncode == 0
+    assert result.leftovers == 2  # unshare (our namespace) and sleep (the namespace's init)
+    assert result.escaped == 1  # unshare left the session; the namespace's init did not
 
 
 def test_a_contained_process_past_its_timeout_is_stopped(tmp_path: Path):

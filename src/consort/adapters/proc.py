@@ -305,6 +305,7 @@ def _end_run(session: int, token: str) -> tuple[int, int]:
     escaped = 0
     killed: list[int] = []
     me = os.getpid()
+    ours = pid_namespace(me)
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) in (me, session):
             continue
@@ -319,11 +320,29 @@ def _end_run(session: int, token: str) -> tuple[int, int]:
             continue
         killed.append(pid)
         alive += 1
-        escaped += 0 if in_session else 1
+        # A process of a PID namespace below ours (a sandbox's: its init, bubblewrap, carries
+        # the token) has left no namespace: the kernel ends it with the namespace, and it may
+        # still be on its way out when bubblewrap outside has already exited.
+        escaped += 0 if in_session or _nested(pid, ours) else 1
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(session, signal.SIGKILL)
     _await_death(killed)
     return alive, escaped
+
+
+def pid_namespace(pid: int) -> str | None:
+    """The PID namespace process `pid` is in (`pid:[inode]`), or None when it cannot be read."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def _nested(pid: int, ours: str | None) -> bool:
+    """Whether `pid` is in a PID namespace other than `ours` (one of its descendants: a process
+    sees only those), so that it ends with that namespace's init."""
+    theirs = pid_namespace(pid)
+    return ours is not None and theirs is not None and theirs != ours
 
 
 def _await_death(pids: list[int], limit: float = 10.0) -> None:
@@ -395,6 +414,19 @@ def _carries(pid: int, marker: bytes) -> bool:
             return marker in handle.read().split(b"\0")
     except OSError:
         return False
+
+
+def started_at(pid: int) -> float | None:
+    """When process `pid` started (seconds since the epoch), or None when it is not running."""
+    ticks = _start_time(pid)
+    if ticks is None:
+        return None
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            boot = next(int(line.split()[1]) for line in handle if line.startswith("btime "))
+    except (OSError, StopIteration, ValueError):
+        return None
+    return boot + int(ticks) / os.sysconf("SC_CLK_TCK")
 
 
 def _start_time(pid: int) -> str | None:
