@@ -94,7 +94,7 @@ def bwrap_arguments(spec: SandboxSpec, system: SystemView, *, drop_capabilities:
     layers = spec.layers()
     binds = [path for path, access in layers if access in {Access.WRITABLE, Access.READ_ONLY}]
     for path, access in layers:
-        holds_a_bind = any(b != path and b.is_relative_to(path) for b in binds)
+        holds_a_bind = any(b != path and _within(b, path) for b in binds)
         made = _layer(path, access, shown, holds_a_bind=holds_a_bind)
         if access is Access.HIDDEN and made[:1] == ["--tmpfs"]:
             masks.append(str(path))
@@ -154,7 +154,7 @@ def _nearest(path: Path, shown: Sequence[tuple[Path, Access]]) -> Access | None:
     """How the nearest shown ancestor of `path` (or the path itself) is shown; None: not at all."""
     nearest: tuple[Path, Access] | None = None
     for candidate, access in shown:
-        inside = path == candidate or path.is_relative_to(candidate)
+        inside = _within(path, candidate)
         if inside and (nearest is None or len(candidate.parts) >= len(nearest[0].parts)):
             nearest = (candidate, access)
     return None if nearest is None else nearest[1]
@@ -166,4 +166,15 @@ def _clean(path: Path) -> Path:
 
 
 def under_any(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path == root or path.is_relative_to(root) for root in roots)
+    return any(_within(path, root) for root in roots)
+
+
+def _within(path: Path, root: Path) -> bool:
+    """`path` is `root` or inside it, for absolute, normalised paths (`_clean`): compared as
+    text, as a run's spec compares every pair of its paths (a test run's has hundreds) and
+    `PurePath.is_relative_to` costs a failed `relative_to` each time it says no."""
+    inner, outer = str(path), str(root)
+    if inner == outer:
+        return True
+    prefix = outer if outer.endswith("/") else outer + "/"
+    return inner.startswith(prefix)
