@@ -38,7 +38,14 @@ from typing import Any
 import psycopg
 
 from consort.adapters.db.backend import EmbeddedBackend, open_backend
-from consort.adapters.db.branching import BranchDatabases, DbKind, TemplateMode
+from consort.adapters.db.branching import (
+    WAL_LOG_BELOW_BYTES,
+    BranchDatabases,
+    CopyStrategy,
+    DbKind,
+    TemplateMode,
+    copy_strategy,
+)
 from consort.adapters.db.names import DbNames, map_branch
 from consort.core.project import Project
 
@@ -378,6 +385,21 @@ class Bench:
             raise
         return made, times
 
+    @contextlib.contextmanager
+    def forced(self, strategy: CopyStrategy) -> Iterator[None]:
+        """Copies made with `strategy` inside the block, whatever the size."""
+        before = self.dbs.strategy
+        self.dbs.strategy = strategy
+        try:
+            yield
+        finally:
+            self.dbs.strategy = before
+
+    def chosen_strategy(self, parent: Parent) -> str:
+        """What Consort chooses for copies of `parent` (`copy_strategy`)."""
+        with self.backend.admin() as conn:
+            return copy_strategy(conn, parent.names.database)
+
     def drop_all(self, databases: list[str]) -> list[float]:
         return [self.timed_drop(database) for database in databases]
 
@@ -709,6 +731,8 @@ def measure_sizes(
             )
         )
 
+        strategies(bench, parent, section, created)
+
         progress(f"timing ephemeral children of the {parent.label} parent")
         eph = bench.ephemeral_round_trips(parent)
         section.add(
@@ -729,6 +753,37 @@ def measure_sizes(
                 holds=speedup >= DUMP_RATIO_GOAL,
             )
         )
+
+
+def strategies(bench: Bench, parent: Parent, section: Section, chosen_s: float) -> None:
+    """Both copy strategies forced on the same parent, beside what Consort chose; FILE_COPY (what
+    every copy used before the choice by size) is the baseline."""
+    label = parent.label
+    times: dict[CopyStrategy, CreateTimes] = {}
+    for strategy in (CopyStrategy.FILE_COPY, CopyStrategy.WAL_LOG):
+        progress(f"timing {strategy.value} creates of the {label} parent")
+        with bench.forced(strategy):
+            times[strategy] = bench.create_and_drop(parent)
+    baseline = median(times[CopyStrategy.FILE_COPY].create)
+    for strategy, found in times.items():
+        value = median(found.create)
+        section.add(
+            Row(
+                f"create {label}, STRATEGY {strategy.value} forced, median of {len(found.create)}",
+                spread(found.create),
+                baseline=secs(baseline),
+                ratio=f"{value / baseline:.2f}x of FILE_COPY",
+            )
+        )
+    chosen = bench.chosen_strategy(parent)
+    section.add(
+        Row(
+            f"create {label}, as chosen ({chosen}: WAL_LOG below {mib(WAL_LOG_BELOW_BYTES)})",
+            secs(chosen_s),
+            baseline=secs(baseline),
+            ratio=f"{chosen_s / baseline:.2f}x of FILE_COPY",
+        )
+    )
 
 
 def first_last(times: list[float]) -> tuple[float, float, int]:

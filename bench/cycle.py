@@ -675,10 +675,10 @@ class RunSuiteProbe:
         with self.timings.time(SEAL_CHECKS):
             return self.runner_originals["candidate_violations"](*args, **kwargs)
 
-    def sessions(self, *args: Any) -> Any:
+    def sessions(self, *args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
         try:
-            return self.runner_originals["sessions_of"](*args)
+            return self.runner_originals["sessions_of"](*args, **kwargs)
         finally:
             self.timings.values.setdefault(STATS, [])
             if len(self.timings.values[STATS]) < len(self.timings.values.get(EXPORT, [])):
@@ -860,8 +860,7 @@ def report(timings: Timings, iterations: int, server: str) -> str:
         "",
         f"orchestrator overhead / test process:  {median(own) / median(tests):.2f}",
         f"test process / plain pytest:           {median(tests) / median(plain):.2f}",
-        f"sealed / unsealed run_suite overhead:  "
-        f"{median(sealed_suite) / median(v[UNSEALED]):.2f}",
+        f"sealed / unsealed run_suite overhead:  {median(sealed_suite) / median(v[UNSEALED]):.2f}",
         f"goal, overhead <= {GOAL_S} s per verification:  "
         f"{holds(median(own))} ({median(own):.3f} s)",
         f"  counting the project's migrate command too:     "

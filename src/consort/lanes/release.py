@@ -326,7 +326,14 @@ def _migrate_parent(promotion: _Promotion, steps: _PromoteSteps, head: str) -> N
             )
         )
     crash_point("promote.migrate")
-    migrate(project, project.root, head, promotion.paired.url(base), base)
+    migrate(
+        project,
+        project.root,
+        head,
+        promotion.paired.url(base),
+        base,
+        record_in=promotion.paired.dbs,
+    )
     if resumed:
         detail = f"the migration of {base} a crash interrupted was run again to its end"
         promotion.record(

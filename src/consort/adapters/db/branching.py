@@ -20,6 +20,7 @@ PostgreSQL copies a template only while nobody else is connected to it. Two ways
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -27,7 +28,7 @@ import secrets
 import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -72,6 +73,15 @@ class TemplateMode(StrEnum):
     SNAPSHOT = "snapshot"
 
 
+class CopyStrategy(StrEnum):
+    """How `CREATE DATABASE` copies a template: AUTO chooses by size (`copy_strategy`); the
+    others force one (the benchmark sets them side by side)."""
+
+    AUTO = "auto"
+    WAL_LOG = "WAL_LOG"
+    FILE_COPY = "FILE_COPY"
+
+
 @dataclass(frozen=True)
 class DbInfo:
     database: str
@@ -85,9 +95,11 @@ class DbInfo:
     point: str | None = None  # the branch point a snapshot freezes
     size_bytes: int | None = None
     oid: int | None = None  # the catalog's id: the name of the database's folder
+    # What Consort last migrated it with (see `consort.adapters.tdd.migrated`); None: unknown.
+    migrated: dict[str, Any] | None = None
 
     def meta(self) -> dict[str, Any]:
-        return {
+        meta: dict[str, Any] = {
             "consort": 1,
             "kind": self.kind.value,
             "role": self.role,
@@ -98,6 +110,9 @@ class DbInfo:
             "host": self.host,
             "point": self.point,
         }
+        if self.migrated is not None:
+            meta["migrated"] = self.migrated
+        return meta
 
     @staticmethod
     def from_catalog(
@@ -121,6 +136,7 @@ class DbInfo:
                 point=meta.get("point"),
                 size_bytes=size,
                 oid=oid,
+                migrated=meta["migrated"] if isinstance(meta.get("migrated"), dict) else None,
             )
         except (ValueError, KeyError, TypeError):
             return None
@@ -128,11 +144,23 @@ class DbInfo:
 
 @dataclass(frozen=True)
 class Ephemeral:
-    """A throwaway child database for one verification run."""
+    """A throwaway child database for one verification run. `admin` is the administrator's
+    connection the child was built with, held until its drop: questions about the child (is it
+    still there, how many sessions did it have) are asked over it, without a login each."""
 
     database: str
     role: str
     url: str
+    admin: psycopg.Connection[Any] | None = field(default=None, repr=False, compare=False)
+    # The parent's record of what Consort migrated it with, where it held still across the
+    # copy (see `consort.adapters.tdd.migrated`); None: unknown.
+    migrated: dict[str, Any] | None = None
+
+    def present(self) -> bool:
+        """Whether the child is still in the catalog."""
+        if self.admin is None:
+            return True
+        return _exists(self.admin, self.database)
 
 
 def _now() -> str:
@@ -147,19 +175,16 @@ def inject_fault(point: str) -> None:
 class BranchDatabases:
     """Create, list and drop the databases of branches, snapshots and ephemeral children."""
 
-    def __init__(self, backend: Backend):
+    def __init__(self, backend: Backend, strategy: CopyStrategy = CopyStrategy.AUTO):
         self.backend = backend
+        self.strategy = strategy
 
     # ---- reading ---------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _admin(self, conn: psycopg.Connection[Any] | None) -> Iterator[psycopg.Connection[Any]]:
-        """`conn` when the caller has one open (a login costs a round of SCRAM), else a new one."""
-        if conn is not None:
-            yield conn
-            return
-        with self.backend.admin() as opened:
-            yield opened
+    def _admin(
+        self, conn: psycopg.Connection[Any] | None
+    ) -> contextlib.AbstractContextManager[psycopg.Connection[Any]]:
+        return _admin_or(self.backend, conn)
 
     def infos(
         self, *, sizes: bool = False, using: psycopg.Connection[Any] | None = None
@@ -219,7 +244,30 @@ class BranchDatabases:
             parent_info = self._require(parent, conn)
             template, source_role = self._template_for(parent_info, mode, point)
             self._build(info, template=template, source_role=source_role, using=conn)
+            carried = self._stable_record(parent_info, conn, mode)
+            if carried is not None:
+                info = dataclasses.replace(info, migrated=carried)
+                _set_comment(conn, database, info)
         return info
+
+    def _stable_record(
+        self, before: DbInfo, conn: psycopg.Connection[Any], mode: TemplateMode
+    ) -> dict[str, Any] | None:
+        """The parent's migration record where it is the same after a copy as before it: a
+        migration of the parent meanwhile clears it first (`set_migrated`), so a copy made
+        while it ran carries nothing. A copy of a snapshot (made earlier) carries nothing."""
+        if before.migrated is None or mode is not TemplateMode.DISCONNECT:
+            return None
+        after = self.get(before.database, conn)
+        return before.migrated if after is not None and after.migrated == before.migrated else None
+
+    def set_migrated(self, database: str, record: dict[str, Any] | None) -> None:
+        """Record (or, with None, forget) what Consort migrated branch `database` with."""
+        with self.backend.admin() as conn:
+            info = self.get(database, conn)
+            if info is None or info.kind is not DbKind.BRANCH or info.migrated == record:
+                return
+            _set_comment(conn, database, dataclasses.replace(info, migrated=record))
 
     def snapshot(self, parent: str, point: str | None = None) -> DbInfo:
         """A frozen copy of `parent` to branch from; reused for the same (parent, point)."""
@@ -289,8 +337,14 @@ class BranchDatabases:
         except BaseException:
             conn.close()
             raise
+
         try:
-            yield Ephemeral(name, info.role, self.backend.login_url(name, info.role))
+            carried = self._stable_record(parent_info, conn, mode)
+        except BaseException:
+            self._retire(name, info.role, conn)
+            raise
+        try:
+            yield Ephemeral(name, info.role, self.backend.login_url(name, info.role), conn, carried)
         finally:
             self._retire(name, info.role, conn)
 
@@ -300,7 +354,7 @@ class BranchDatabases:
         the connection broke meanwhile, the drop is made here with a new one."""
         if conn.closed or conn.broken:
             conn.close()
-            self.drop(name)
+            self.drop(name, role=role)
             return
         try:
             # The login ends first (committed), then the sessions, each waited for until it is
@@ -314,17 +368,24 @@ class BranchDatabases:
             )
         except Exception:
             conn.close()
-            self.drop(name)
+            self.drop(name, role=role)
             return
         except BaseException:
             conn.close()
             raise
-        DROPS.put(self, name, conn)
+        DROPS.put(self, name, role, conn)
 
     # ---- dropping --------------------------------------------------------------------------
 
-    def drop(self, database: str, using: psycopg.Connection[Any] | None = None) -> None:
-        """Drop a database, the snapshots taken of it, and its role."""
+    def drop(
+        self,
+        database: str,
+        using: psycopg.Connection[Any] | None = None,
+        *,
+        role: str | None = None,
+    ) -> None:
+        """Drop a database, the snapshots taken of it, and its role (`role`, where the caller
+        knows it: a database dropped already by someone else leaves its role to drop)."""
         with self._admin(using) as conn:
             infos = self.infos(using=conn)
             snapshots = {
@@ -337,7 +398,7 @@ class BranchDatabases:
                 conn.execute(f"ALTER DATABASE {_q(database)} IS_TEMPLATE false")
             conn.execute(f"DROP DATABASE IF EXISTS {_q(database)} WITH (FORCE)")
             gone = snapshots | {database}
-            role = target.role if target is not None else None
+            role = target.role if target is not None else role
             still_used = any(i.role == role and i.database not in gone for i in infos)
             if role and role.endswith(ROLE_SUFFIX) and not still_used:
                 conn.execute(f"DROP ROLE IF EXISTS {_q(role)}")
@@ -418,46 +479,48 @@ class BranchDatabases:
         source_role: str | None,
         using: psycopg.Connection[Any] | None = None,
     ) -> None:
-        """Create `info.database` from `template` under a staging name, then rename it in place."""
+        """Create `info.database` from `template` under a staging name, then rename it in place.
+
+        Three commits: the copy; inside the copy, one transaction for the role, the objects'
+        new owner, the grants and the comment; the rename that makes it appear under its name.
+        The role is made after the copy, so a failed copy leaves no role behind."""
         with self._admin(using) as conn:
             if _exists(conn, info.database):
                 raise UsageError(f"database {info.database!r} already exists")
-            created_role = _ensure_role(conn, info.role, self.backend.password(info.role))
             staging = self._staging_name()
+            created_role = False
             try:
-                if template in ("template0", "template1"):
+                template_info = (
+                    None
+                    if template in ("template0", "template1")
+                    else DbInfo.from_catalog(template, _comment(conn, template), None)
+                )
+                if template_info is None or template_info.kind is DbKind.SNAPSHOT:
+                    # template0 or a frozen snapshot: nobody may connect to it
                     conn.execute(
                         f"CREATE DATABASE {_q(staging)} TEMPLATE {_q(template)}"
-                        f" STRATEGY {copy_strategy(conn, template)}"
+                        f" STRATEGY {self._strategy(conn, template)}"
                     )
                 else:
-                    template_info = DbInfo.from_catalog(template, _comment(conn, template), None)
-                    if template_info is not None and template_info.kind is DbKind.SNAPSHOT:
-                        conn.execute(
-                            f"CREATE DATABASE {_q(staging)} TEMPLATE {_q(template)}"
-                            f" STRATEGY {copy_strategy(conn, template)}"
-                        )
-                    else:
-                        self._copy_disconnecting(conn, staging, template)
+                    self._copy_disconnecting(conn, staging, template)
                 inject_fault("db-copied")
-                with _connect_as_admin(self.backend, staging) as inside:
+                with _connect_as_admin(self.backend, staging) as inside, inside.transaction():
+                    password = self.backend.password(info.role)
+                    created_role = _ensure_role(inside, info.role, password)
                     if source_role is not None and source_role != info.role:
-                        if _role_exists(conn, source_role):
+                        if _role_exists(inside, source_role):
                             inside.execute(
                                 f"REASSIGN OWNED BY {_q(source_role)} TO {_q(info.role)}"
                             )
                     else:
                         inside.execute(f"ALTER SCHEMA public OWNER TO {_q(info.role)}")
-                # One transaction, one commit (and one WAL flush) for the grants, the comment
-                # and the rename that makes the database appear under its name.
-                with conn.transaction():
-                    conn.execute(f"REVOKE ALL ON DATABASE {_q(staging)} FROM PUBLIC")
-                    conn.execute(
+                    inside.execute(f"REVOKE ALL ON DATABASE {_q(staging)} FROM PUBLIC")
+                    inside.execute(
                         f"GRANT CONNECT, CREATE, TEMP ON DATABASE {_q(staging)} TO {_q(info.role)}"
                     )
-                    _set_comment(conn, staging, info)
+                    _set_comment(inside, staging, info)
                     inject_fault("db-configured")
-                    conn.execute(f"ALTER DATABASE {_q(staging)} RENAME TO {_q(info.database)}")
+                conn.execute(f"ALTER DATABASE {_q(staging)} RENAME TO {_q(info.database)}")
             except BaseException:
                 _drop_quietly(conn, staging)
                 if created_role:
@@ -465,11 +528,29 @@ class BranchDatabases:
                         conn.execute(f"DROP ROLE IF EXISTS {_q(info.role)}")
                 raise
 
+    def _strategy(self, conn: psycopg.Connection[Any], template: str) -> str:
+        if self.strategy is not CopyStrategy.AUTO:
+            return self.strategy.value
+        return copy_strategy(conn, template)
+
     def _copy_disconnecting(self, conn: psycopg.Connection[Any], target: str, parent: str) -> None:
-        """CREATE DATABASE target TEMPLATE parent, after ending every session on the parent."""
-        strategy = copy_strategy(conn, parent)
-        conn.execute(f"ALTER DATABASE {_q(parent)} ALLOW_CONNECTIONS false")
+        """CREATE DATABASE target TEMPLATE parent, after ending every session on the parent.
+
+        With nobody connected to the parent, the copy is made at once: PostgreSQL itself holds
+        a new connection to the template back (a lock) until the copy is done. Only where
+        sessions are connected are new connections refused, those sessions ended, and
+        connections allowed again after the copy: two commits and a window in which a crash
+        leaves the parent refusing connections (`heal` re-allows them)."""
+        strategy = self._strategy(conn, parent)
+        create = f"CREATE DATABASE {_q(target)} TEMPLATE {_q(parent)} STRATEGY {strategy}"
         crash_point("branch.copy")
+        try:
+            conn.execute(create)
+            return
+        except Exception as exc:
+            if not _in_use(exc):
+                raise
+        conn.execute(f"ALTER DATABASE {_q(parent)} ALLOW_CONNECTIONS false")
         try:
             deadline = time.monotonic() + TERMINATE_WAIT_S
             while True:
@@ -479,15 +560,10 @@ class BranchDatabases:
                     (parent,),
                 )
                 try:
-                    conn.execute(
-                        f"CREATE DATABASE {_q(target)} TEMPLATE {_q(parent)} STRATEGY {strategy}"
-                    )
+                    conn.execute(create)
                     return
                 except Exception as exc:
-                    if (
-                        "being accessed by other users" not in str(exc)
-                        or time.monotonic() > deadline
-                    ):
+                    if not _in_use(exc) or time.monotonic() > deadline:
                         raise
         finally:
             conn.execute(f"ALTER DATABASE {_q(parent)} ALLOW_CONNECTIONS true")
@@ -530,16 +606,18 @@ class Drops:
     def __init__(self) -> None:
         import threading
 
-        self._pending: list[tuple[BranchDatabases, str, psycopg.Connection[Any]]] = []
+        self._pending: list[tuple[BranchDatabases, str, str, psycopg.Connection[Any]]] = []
         self._busy = 0
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def put(self, dbs: BranchDatabases, name: str, conn: psycopg.Connection[Any]) -> None:
+    def put(
+        self, dbs: BranchDatabases, name: str, role: str, conn: psycopg.Connection[Any]
+    ) -> None:
         import threading
 
         with self._changed:
-            self._pending.append((dbs, name, conn))
+            self._pending.append((dbs, name, role, conn))
             self._changed.notify_all()
             if self._thread is None:
                 import atexit
@@ -565,11 +643,11 @@ class Drops:
             with self._changed:
                 while not self._pending:
                     self._changed.wait()
-                dbs, name, conn = self._pending.pop(0)
+                dbs, name, role, conn = self._pending.pop(0)
                 self._busy += 1
             try:
                 with contextlib.suppress(Exception):  # left for gc, as after a crash
-                    dbs.drop(name, using=conn)
+                    dbs.drop(name, using=conn, role=role)
             finally:
                 conn.close()
                 with self._changed:
@@ -602,6 +680,11 @@ def copy_strategy(conn: psycopg.Connection[Any], template: str) -> str:
     return "WAL_LOG" if int(row[0]) < WAL_LOG_BELOW_BYTES else "FILE_COPY"
 
 
+def _in_use(exc: Exception) -> bool:
+    """Whether a copy failed because other sessions are connected to its template."""
+    return "being accessed by other users" in str(exc)
+
+
 def _exists(conn: psycopg.Connection[Any], database: str) -> bool:
     return (
         conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
@@ -631,22 +714,20 @@ def _role_exists(conn: psycopg.Connection[Any], role: str) -> bool:
 
 
 def _ensure_role(conn: psycopg.Connection[Any], role: str, password: str) -> bool:
-    """Create the login role (or reset its password); True when it was created now."""
+    """Create the login role (or reset its password), with its comment, in the caller's
+    transaction; True when it was created now."""
     from psycopg import sql
 
     exists = _role_exists(conn, role)
     verb = "ALTER" if exists else "CREATE"
-    with conn.transaction():  # the role and its comment in one commit
-        conn.execute(
-            sql.SQL(verb + " ROLE {} LOGIN NOINHERIT PASSWORD {}").format(
-                sql.Identifier(role), sql.Literal(password)
-            )
+    conn.execute(
+        sql.SQL(verb + " ROLE {} LOGIN NOINHERIT PASSWORD {}").format(
+            sql.Identifier(role), sql.Literal(password)
         )
-        conn.execute(
-            sql.SQL("COMMENT ON ROLE {} IS {}").format(
-                sql.Identifier(role), sql.Literal(ROLE_COMMENT)
-            )
-        )
+    )
+    conn.execute(
+        sql.SQL("COMMENT ON ROLE {} IS {}").format(sql.Identifier(role), sql.Literal(ROLE_COMMENT))
+    )
     return not exists
 
 
@@ -655,6 +736,18 @@ def _drop_quietly(conn: psycopg.Connection[Any], database: str) -> None:
         conn.execute(f"ALTER DATABASE {_q(database)} IS_TEMPLATE false")
     with contextlib.suppress(Exception):
         conn.execute(f"DROP DATABASE IF EXISTS {_q(database)} WITH (FORCE)")
+
+
+@contextlib.contextmanager
+def _admin_or(
+    backend: Backend, conn: psycopg.Connection[Any] | None
+) -> Iterator[psycopg.Connection[Any]]:
+    """`conn` when the caller has one open (a login costs a round of SCRAM), else a new one."""
+    if conn is not None:
+        yield conn
+        return
+    with backend.admin() as opened:
+        yield opened
 
 
 @contextlib.contextmanager
@@ -685,7 +778,13 @@ def _pid_in_staging_name(name: str) -> int | None:
         return None
 
 
-def sessions_of(backend: Backend, database: str, *, settle_s: float = 5.0) -> int:
+def sessions_of(
+    backend: Backend,
+    database: str,
+    *,
+    settle_s: float = 5.0,
+    using: psycopg.Connection[Any] | None = None,
+) -> int:
     """How many sessions the server has counted on `database` (`pg_stat_database.sessions`).
 
     A backend reports its statistics as it ends, before it leaves `pg_stat_activity`; so the
@@ -693,7 +792,7 @@ def sessions_of(backend: Backend, database: str, *, settle_s: float = 5.0) -> in
     and includes every client that has disconnected. Consort's own admin connections go to
     `postgres`, never here."""
     deadline = time.monotonic() + settle_s
-    with backend.admin() as conn:
+    with _admin_or(backend, using) as conn:
         while True:
             conn.execute("SELECT pg_stat_clear_snapshot()")
             busy = conn.execute(

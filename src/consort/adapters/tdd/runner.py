@@ -43,6 +43,12 @@ from consort.adapters.tdd.export import Export, exported
 from consort.adapters.tdd.installed import installed_among, project_modules
 from consort.adapters.tdd.invocation import TestInvocation, test_invocation
 from consort.adapters.tdd.junit import JUnitReport, Outcome, ReportMissing, parse_report_bytes
+from consort.adapters.tdd.migrated import (
+    MigratedRecord,
+    export_reader,
+    migration_inputs,
+    revisions,
+)
 from consort.adapters.tdd.migration_rules import (
     HISTORY_TABLES,
     LARGE_OBJECTS_TABLE,
@@ -59,7 +65,7 @@ from consort.adapters.tdd.migration_rules import (
     sequence_violations,
 )
 from consort.adapters.tdd.runbox import RunSandbox, run_sandbox
-from consort.adapters.tdd.runenv import base_env, command_env, workdir
+from consort.adapters.tdd.runenv import DbParts, base_env, command_env, workdir
 from consort.adapters.tdd.seal import candidate_violations, import_roots
 from consort.adapters.tdd.testconfig import module_of_command, top_modules
 from consort.adapters.vcs import TreeEntry, tree_entries
@@ -136,6 +142,9 @@ class RunEvidence:
     sessions: int = -1  # sessions the suite opened on its child (-1: not measured)
     runner: RunnerKind = RunnerKind.PYTEST  # whose JUnit dialect the report is in
     id_prefix: str = ""  # the runner's folder in the repository, prefixed to every test id
+    # Why the run's database went away while the server stayed up (not recorded: the run is
+    # repeated, as after a lost server); empty when it did not.
+    database_lost: str = ""
 
     def as_record(self) -> RunRecord:
         """The run as the ledger records it."""
@@ -267,7 +276,7 @@ def run_suite(
         else:
             # Asked after every run, passing or not: what failed is the run's output to tell,
             # and that output is the code under test's to write.
-            reason = server_loss(dbs.backend, identity)
+            reason = server_loss(dbs.backend, identity) or evidence.database_lost or None
             if reason is None:
                 return evidence, report
             if not allow(ServerLoss(evidence.run, reason)):
@@ -324,6 +333,7 @@ def _run_once(
             ),
         )
         sealed.frozen = frozen_files(project, export.entries)
+        sealed.inputs = migration_inputs(config.migrate, export.entries, export_reader(export.root))
         if not violations:
             sealed.execute(
                 export.root,
@@ -379,6 +389,9 @@ class SealedRun:
         self.report_problem = ""  # why a junit runner's report could not be read
         self.canary_file = ""  # where a junit runner's canary file was written, if one was
         self.sources: tuple[str, ...] = ()  # the export's files (repository paths)
+        self.database_lost = ""  # why the child went away during the run, if it did
+        # the digest of what the export's migrations are read from (`migrated`); None: unknown
+        self.inputs: str | None = None
 
     def execute(
         self,
@@ -431,6 +444,14 @@ class SealedRun:
         self.database = child.database
         if not config.migrate.command:
             return []
+        if after is None and self._applies_nothing(child):
+            self.migrate_exit = 0
+            atomic_write_text(
+                self.run_dir / "migrate.out",
+                "not run: Consort migrated the parent database with these same migrations, and "
+                "the child is at the revisions they reached\n",
+            )
+            return []
         untouched, writes_before = after if after is not None else (self._database_state(child), {})
         sessions_before = sessions_of(self.dbs.backend, child.database)
         migrate_started = time.monotonic()
@@ -442,6 +463,7 @@ class SealedRun:
         self.migrate_exit = result.returncode
         if result.returncode != 0:
             self.tail = result.output[-OUTPUT_TAIL:]
+            self._note_loss(child)
             return None
         if sessions_of(self.dbs.backend, child.database) == sessions_before:
             # It migrated some other database (settings of the project's own pointing at a
@@ -463,6 +485,7 @@ class SealedRun:
         self.migrate_seconds += time.monotonic() - started
         self._log("migrate-baseline", result)
         if result.returncode != 0:
+            self._note_loss(child)
             return None
         settle(self.dbs.backend, child.database)
         with self.dbs.backend.admin(child.database) as conn:
@@ -478,7 +501,7 @@ class SealedRun:
     ) -> None:
         """Run the test command of `tree` against the migrated `child`."""
         config = self.project.config
-        before = sessions_of(self.dbs.backend, child.database)
+        before = sessions_of(self.dbs.backend, child.database, using=child.admin)
         folder = workdir(tree, config.test)
         invocation = test_invocation(config.test, child.url, folder, private, self.canaries.module)
         self.invocation = invocation
@@ -513,9 +536,37 @@ class SealedRun:
         self.report_bytes = result.side_channel if invocation.pipe else invocation.read_report()
         self.run_violations += _process_violations(result)
         self.run_violations += frozen_changes(tree, self.frozen, "test process")
-        self.sessions = sessions_of(self.dbs.backend, child.database) - before
+        self._note_loss(child)
+        self.sessions = sessions_of(self.dbs.backend, child.database, using=child.admin) - before
         if then is not None:
             then(child, tree)
+
+    def _applies_nothing(self, child: Ephemeral) -> bool:
+        """Whether the migrate command would apply nothing to `child`: the parent's record of
+        what Consort migrated it with (held still across the copy) names this export's
+        migration inputs, and the child's version table holds the revisions it reached. The
+        command's process is then not started: no code of the commit runs, nothing is
+        written, and there is nothing for the migration rules to read."""
+        record = MigratedRecord.from_data(child.migrated)
+        if record is None or self.inputs is None or record.inputs != self.inputs:
+            return False
+        try:
+            with self.dbs.backend.admin(child.database) as conn:
+                found = revisions(conn)
+        except Exception:
+            return False
+        return found is not None and found == record.revisions
+
+    def _note_loss(self, child: Ephemeral) -> None:
+        """Whether the child is gone from the catalog: dropped by something other than the
+        run, whose role owns no database and so cannot drop one (a person's `DROP DATABASE`, a
+        `branch gc` of another process). The run failed on Consort's side, as when the server
+        went away; a server that went away is `server_loss`'s to tell."""
+        with contextlib.suppress(Exception):
+            if not child.present():
+                self.database_lost = (
+                    f"the run's database {child.database} was dropped while the server kept running"
+                )
 
     def _frozen_in(self, tree: Path) -> list[Path]:
         """What the run reads and never writes: the frozen files, and an empty `__pycache__`
@@ -632,6 +683,7 @@ class SealedRun:
             sessions=self.sessions,
             runner=self.invocation.runner if self.invocation else RunnerKind.PYTEST,
             id_prefix=self.invocation.id_prefix if self.invocation else "",
+            database_lost=self.database_lost,
         )
         atomic_write_text(self.run_dir / "output.txt", self.tail)
         return evidence, report
@@ -896,23 +948,48 @@ def run_migrations(
     return run_boxed(boxed, folder, env, MIGRATE_TIMEOUT_S)
 
 
-def migrate(project: Project, repo: Path, commit: str, url: str, where: str) -> None:
+def migrate(
+    project: Project,
+    repo: Path,
+    commit: str,
+    url: str,
+    where: str,
+    *,
+    record_in: BranchDatabases | None = None,
+) -> None:
     """Run the project's migrate command, in an export of `commit`, against `url` (a branch's
-    own login)."""
+    own login). With `record_in`, the branch database's catalog then records what it was
+    migrated with (`migrated`), forgotten first: a copy made while it runs carries nothing."""
     command = project.config.migrate.command
     if not command:
         return
+    database = DbParts.from_url(url).name
+    if record_in is not None:
+        record_in.set_migrated(database, None)
     with exported(
         repo, commit, dependencies=project.config.test.dependencies, project_root=project.root
     ) as export:
         if export.violations:
             raise ConsortError(f"{commit[:10]} cannot be migrated: {export.violations[0]}")
+        # read before the command runs, in its writable export
+        inputs = migration_inputs(
+            project.config.migrate, export.entries, export_reader(export.root)
+        )
         result = run_migrations(run_sandbox(project), project.config.migrate, export.root, url)
+        if result.returncode == 0 and record_in is not None and inputs is not None:
+            _record_migrated(record_in, database, inputs)
     if result.returncode != 0:
         missing = missing_in_output(result.output)
         if missing:
             raise UsageError(f"the migrations failed on {where}: {fix_for(missing)}")
         raise ConsortError(f"the migrations failed on {where}: " + result.output.strip()[-500:])
+
+
+def _record_migrated(dbs: BranchDatabases, database: str, inputs: str) -> None:
+    with dbs.backend.admin(database) as conn:
+        found = revisions(conn)
+    if found is not None:
+        dbs.set_migrated(database, MigratedRecord(inputs, found).as_data())
 
 
 def schema_check(

@@ -162,6 +162,7 @@ def merge_story(ctx: Build, story: StoryState) -> None:
         commit,
         ctx.paired.url(ctx.build.feature_branch),
         ctx.build.feature_branch,
+        record_in=ctx.paired.dbs,
     )
     ctx.record(
         StoryMerged(commit=commit, into=ctx.build.feature_branch, run=evidence.as_record()),
