@@ -453,7 +453,7 @@ class SealedRun:
             )
             return []
         untouched, writes_before = after if after is not None else (self._database_state(child), {})
-        sessions_before = sessions_of(self.dbs.backend, child.database)
+        sessions_before = sessions_of(self.dbs.backend, child.database, using=child.admin)
         migrate_started = time.monotonic()
         result = run_migrations(
             self.box, config.migrate, tree, child.url, read_only=self._frozen_in(tree)
@@ -465,7 +465,7 @@ class SealedRun:
             self.tail = result.output[-OUTPUT_TAIL:]
             self._note_loss(child)
             return None
-        if sessions_of(self.dbs.backend, child.database) == sessions_before:
+        if sessions_of(self.dbs.backend, child.database, using=child.admin) == sessions_before:
             # It migrated some other database (settings of the project's own pointing at a
             # developer's), or none: the suite, whose teardown may delete rows, must not run
             # against wherever that is.
