@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import wraps
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -47,6 +47,27 @@ def handled(func: F) -> F:
             sys.exit(int(ExitCode.ERROR))
 
     return wrapper  # type: ignore[return-value]
+
+
+class LazyChoice(click.Choice[str]):
+    """A `click.Choice` whose choices are read when first needed (parsing, help, completion),
+    not when its command is defined: every command module is imported when Consort starts, and
+    the modules the choices come from can be heavy (an enum that sits beside pydantic models)."""
+
+    def __init__(self, load: Callable[[], Sequence[str]]) -> None:
+        self._load = load
+        self._loaded: tuple[str, ...] | None = None
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        if self._loaded is None:
+            self._loaded = tuple(self._load())
+        return self._loaded
+
+    @choices.setter
+    def choices(self, _given: Sequence[str]) -> None:
+        """`Choice.__init__` sets the choices; they come from the loader instead."""
 
 
 def project() -> Project:

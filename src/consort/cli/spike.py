@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from consort.cli.kit import handled, project
+from consort.cli.kit import LazyChoice, handled, project
 
 SUBCOMMANDS = ("start", "explore", "end", "list", "gc")
 
@@ -41,17 +41,21 @@ def spike() -> None:
 
 
 def _agent_options(func: Any) -> Any:
-    from consort.app.spike import agent_adapters
-
     func = click.option(
         "--model", help="The explorer's model (claude, codex), over [agents.explorer] model."
     )(func)
     return click.option(
         "--agent",
         "adapter",
-        type=click.Choice(agent_adapters()),
+        type=LazyChoice(_agent_adapters),  # read when used: the agents' models load then
         help="The explorer's adapter, over [agents.explorer] (or [agents] default).",
     )(func)
+
+
+def _agent_adapters() -> tuple[str, ...]:
+    from consort.app.spike import agent_adapters
+
+    return agent_adapters()
 
 
 @spike.command("start")
