@@ -7,9 +7,10 @@ that replays the recorded playbook as tool calls. Consort runs the tests itself,
 playbook only says what an honest pair of agents did.
 
 The real CLIs build the feature's first two stories, which hold every step of the build lane
-(S1's T2 fails its GREEN and is repaired; S2's T6 is reviewed into a refactor). A person accepts
-each story here (gates mode "interactive" once the design is approved), so the build stops at S2's
-gate: S3's two cycles would only repeat RED, GREEN and review, which the replayed demo builds.
+(S1's T2 fails its GREEN and is repaired; S2's T6 is reviewed into a refactor). Here a person
+decides the gates (mode "interactive" instead of the demo's proxy): the test approves the design
+and S1 at a terminal, and the build stops at S2's gate. S3's two cycles would only repeat RED,
+GREEN and review, which the replayed demo builds.
 """
 
 from __future__ import annotations
