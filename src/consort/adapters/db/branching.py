@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from consort.adapters.db.backend import Backend
 
 TERMINATE_WAIT_S = 10.0
+EXIT_WAIT_S = 2.0  # how long a copy waits for its own closed session's process to exit
 WAL_LOG_BELOW_BYTES = 64 * 1024 * 1024
 """Copies of a database smaller than this are made with `STRATEGY WAL_LOG`, larger ones with
 `FILE_COPY`. FILE_COPY waits for a checkpoint before the copy and another after it, and fsyncs
@@ -520,6 +521,8 @@ class BranchDatabases:
                     )
                     _set_comment(inside, staging, info)
                     inject_fault("db-configured")
+                    inside_pid = inside.info.backend_pid
+                self._await_exit(conn, inside_pid)
                 conn.execute(f"ALTER DATABASE {_q(staging)} RENAME TO {_q(info.database)}")
             except BaseException:
                 _drop_quietly(conn, staging)
@@ -527,6 +530,26 @@ class BranchDatabases:
                     with contextlib.suppress(Exception):
                         conn.execute(f"DROP ROLE IF EXISTS {_q(info.role)}")
                 raise
+
+    def _await_exit(self, conn: psycopg.Connection[Any], pid: int) -> None:
+        """Wait, briefly, until the server process of a connection just closed has exited.
+        Renaming its database waits for it too, but checks in steps of 100 ms: most of a small
+        copy's time. The embedded server runs here, so its process is looked at directly;
+        another server is asked whether the session is still listed."""
+        from consort.adapters import proc
+        from consort.core.config import DbBackendKind
+
+        local = self.backend.kind is DbBackendKind.EMBEDDED
+        deadline = time.monotonic() + EXIT_WAIT_S
+        while time.monotonic() < deadline:
+            if local:
+                gone = not proc.is_alive(pid)
+            else:
+                listed = "SELECT 1 FROM pg_stat_activity WHERE pid = %s"
+                gone = conn.execute(listed, (pid,)).fetchone() is None
+            if gone:
+                return
+            time.sleep(0.002)
 
     def _strategy(self, conn: psycopg.Connection[Any], template: str) -> str:
         if self.strategy is not CopyStrategy.AUTO:
