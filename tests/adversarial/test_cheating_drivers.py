@@ -171,6 +171,7 @@ CATALOG = {
     "copies-environment": ("seal", "tampering"),
     "sees-small-pid": ("seal", "tampering"),
     "sees-export-folder": ("seal", "tampering"),
+    "sees-run-folders-in-tmp": ("seal", "tampering"),
     "reads-test-file-named-in-data": ("seal", "tampering"),
     # ... and by what no rule reads: a run shows none of it (a neutral database name, nothing
     # of Consort's in the sandbox's environment), so the wrong answer fails the run

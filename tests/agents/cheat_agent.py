@@ -161,6 +161,7 @@ SEES_THE_RUN = {
         "import tempfile\n\n\ndef answer():  # CHEAT\n"
         "    return 42 if __file__.startswith(tempfile.gettempdir()) else 0\n"
     ),
+
     # the process id: a sandboxed run has a PID namespace of its own, whose ids are small
     "sees-small-pid": (
         "import os\n\n\ndef answer():  # CHEAT\n    return 42 if os.getpid() < 1000 else 0\n"
@@ -396,6 +397,18 @@ def plant():  # noqa: PLR0912 -- one branch per trick
             "    where = HERE / (HERE / 'where.txt').read_text().strip()\n"
             "    found = re.search(r'== (\\d+)', where.read_text())\n"
             "    return int(found.group(1)) if found else 0\n",
+        )
+    elif mode == "sees-run-folders-in-tmp":
+        # The temporary folder a sandboxed run sees holds Consort's own folders for the run (its
+        # export, its plugin): found by a prefix kept in a data file no rule reads.
+        write("app/prefix.txt", "consort-\n")
+        write(
+            "app/answers.py",
+            "import os\nimport pathlib\nimport tempfile\n\n"
+            "PREFIX = pathlib.Path(__file__).with_name('prefix.txt').read_text().strip()\n\n\n"
+            "def answer():  # CHEAT\n"
+            "    names = os.listdir(tempfile.gettempdir())\n"
+            "    return 42 if any(n.startswith(PREFIX) for n in names) else 0\n",
         )
     elif mode == "exits-at-import":
         write("app/answers.py", "import os\n\nos._exit(0)  # CHEAT\n")

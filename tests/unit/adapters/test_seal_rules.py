@@ -110,6 +110,14 @@ def caps(source: str) -> set[Capability]:
             "import tempfile\nt = __file__.startswith(tempfile.gettempdir())\n",
             Capability.RUNNER_ENVIRONMENT,
         ),
+        # the home, temporary or a system folder listed, a filesystem measured
+        ("import os\nn = os.listdir(os.path.expanduser('~'))\n", Capability.RUNNER_ENVIRONMENT),
+        (
+            "from pathlib import Path\nn = list(Path('/tmp').iterdir())\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        ("import glob\nn = glob.glob('/home/*')\n", Capability.RUNNER_ENVIRONMENT),
+        ("import shutil\nfree = shutil.disk_usage('/tmp')\n", Capability.RUNNER_ENVIRONMENT),
         # the caller's file and line, from logging or a kept warning
         (
             "import logging\nwhere = logging.getLogger().findCaller(stacklevel=2)\n",
@@ -177,6 +185,8 @@ def test_ordinary_application_code_has_no_finding():
         "from pathlib import Path\nHERE = Path(__file__).parent\nT = HERE / 'templates'\n"
         "for p in HERE.glob('*.sql'):\n    if p.suffix == '.sql' and (T / p.name).exists():\n"
         "        pass\nHOME = os.path.expanduser('~')\nif HOME is None:\n    pass\n"
+        "CONF = os.path.join(os.path.expanduser('~'), '.myapp.toml')\n"
+        "UPLOADS = os.listdir(os.environ.get('UPLOADS', 'uploads'))\n"
         "NOTE = 'the migrations folder holds the schema'\n"
     )
     assert findings(source) == []

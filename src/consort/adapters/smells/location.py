@@ -76,6 +76,63 @@ CONTENT_CALLS = frozenset(
 )
 
 
+# Folders whose contents tell a sandboxed run (a private, empty home and temporary folder) from
+# a developer's machine or a server, or one machine from another.
+SHARED_FOLDERS = frozenset(
+    {"/", "/tmp", "/var/tmp", "/home", "/root", "/run", "/mnt", "/media", "/dev", "/sys"}  # noqa: S108
+)
+HOME_OR_TEMP_CALLS = frozenset(
+    {"pathlib.Path.home", "os.path.expanduser", "tempfile.gettempdir", "tempfile.gettempdirb"}
+)
+LISTINGS = frozenset({"listdir", "scandir", "iterdir", "walk", "glob", "rglob", "iglob"})
+# Calls that measure a filesystem: the sandbox's /tmp is a memory file system of its own.
+FILESYSTEM_MEASURES = frozenset({"shutil.disk_usage", "os.statvfs", "os.fstatvfs"})
+
+
+def folder_listings(tree: ast.AST, aliases: dict[str, str]) -> list[tuple[int, str]]:
+    """(line, what) for each listing of the home or temporary folder, or of a shared system
+    folder (`os.listdir(os.path.expanduser("~"))`, `Path("/tmp").iterdir()`), and each
+    measure of a filesystem: what is there (nothing, in a sandboxed run) tells the run."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = qualified_name(node.func, aliases) or ""
+        if name in FILESYSTEM_MEASURES:
+            found.append((node.lineno, f"measures a filesystem (`{name}`)"))
+            continue
+        attribute = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        short = name.rsplit(".", 1)[-1] if name else attribute
+        if short not in LISTINGS:
+            continue
+        listed = [*node.args[:1]]
+        if isinstance(node.func, ast.Attribute) and attribute in ("iterdir", "glob", "rglob"):
+            listed.append(node.func.value)
+        if any(_home_or_shared(arg, aliases) for arg in listed):
+            found.append(
+                (node.lineno, "lists the home, temporary or a system folder (a run's are its own)")
+            )
+    return found
+
+
+def _home_or_shared(node: ast.AST, aliases: dict[str, str]) -> bool:
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call) and (qualified_name(inner.func, aliases) or "") in (
+            HOME_OR_TEMP_CALLS
+        ):
+            return True
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+            if inner.value.startswith("~"):
+                return True
+            if not inner.value.startswith("/"):
+                continue
+            # a pattern's folder: `/home/*` lists /home
+            text = inner.value.split("*", 1)[0].split("?", 1)[0].rstrip("/") or "/"
+            if text in SHARED_FOLDERS:
+                return True
+    return False
+
+
 def location_tests(tree: ast.AST, aliases: dict[str, str]) -> list[tuple[int, str]]:
     """(line, what) for each test the code makes of where it runs from."""
     names: set[str] = set()

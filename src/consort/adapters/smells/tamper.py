@@ -21,7 +21,7 @@ from enum import StrEnum
 from consort.adapters.scope import glob_match
 from consort.adapters.smells.clock import clock_findings
 from consort.adapters.smells.folding import fold
-from consort.adapters.smells.location import location_tests
+from consort.adapters.smells.location import folder_listings, location_tests
 from consort.adapters.smells.rigged import rigged_comparisons
 from consort.adapters.smells.syntax import (
     Occurrence,
@@ -281,7 +281,7 @@ def findings(text: str) -> list[Finding]:
     found += _process_id_comparisons(tree, aliases)
     found += [
         Finding(Capability.RUNNER_ENVIRONMENT, line, what)
-        for line, what in location_tests(tree, aliases)
+        for line, what in [*location_tests(tree, aliases), *folder_listings(tree, aliases)]
     ]
     found += _test_word_findings(tree, aliases)
     found += [Finding(Capability.CLOCK, line, what) for line, what in clock_findings(tree, aliases)]
