@@ -332,6 +332,11 @@ def test_sql_kept_in_a_data_file_is_judged_like_a_string_in_the_code():
     assert data_file_violations("app/cfg.json", '{"fixture": "conftest.py"}\n', None, ())
     plain = '{"kind": "report", "path": "static/app.css", "latest": "latest_version.py"}\n'
     assert data_file_violations("app/cfg.json", plain, None, ()) == []
+    from consort.adapters.smells.tamper import is_data_file
+
+    assert is_data_file("app/where") and is_data_file("app/q.sql")
+    assert not is_data_file(".gitignore") and not is_data_file(".github/workflows/ci.yml")
+    assert not is_data_file("Makefile") and not is_data_file("README.md")
 
 
 def test_a_migration_may_read_the_catalog_and_its_history_the_code_may_not():

@@ -799,9 +799,10 @@ BUILD_FILES = frozenset({"Makefile", "GNUmakefile", "Dockerfile", "Justfile", "P
 def is_data_file(path: str) -> bool:
     parts = path.split("/")
     name = parts[-1]
-    if name in BUILD_FILES or any(part.startswith(".") for part in parts[:-1]):
+    # git's and tools' own dotfiles (.gitignore, .dockerignore) name paths for those tools
+    if name in BUILD_FILES or any(part.startswith(".") for part in parts):
         return False
-    return name.endswith(DATA_SUFFIXES) or ("." not in name.lstrip("."))
+    return name.endswith(DATA_SUFFIXES) or "." not in name
 
 
 def tamper_violations(
