@@ -304,8 +304,16 @@ HISTORY_STATE_TABLES = frozenset(
     {"knex_migrations_lock", "kysely_migration_lock", "ar_internal_metadata"}
 )
 HISTORY_STATE_ROWS = 2
-# Flyway writes one row of its own where it made the schemas it migrates.
-HISTORY_MARKER_ROWS = {"flyway_schema_history": 1}
+# Rows a tool writes of its own beside each migration's: Flyway's where it made the schemas it
+# migrates, goose's version 0, Atlas's revision metadata.
+HISTORY_MARKER_ROWS = {
+    "flyway_schema_history": 1,
+    "goose_db_version": 1,
+    "atlas_schema_revisions": 1,
+}
+# Histories that also record migrations of installed packages (Django's contrib apps), whose
+# files are not in the tree: their rows are not counted against the tree's.
+SHARED_HISTORIES = frozenset({"django_migrations"})
 _REVISION = re.compile(r"""^revision\s*(?::[^=\n]+)?=\s*['"]([^'"]+)['"]""", re.MULTILINE)
 
 
@@ -348,7 +356,7 @@ def history_violations(
                 continue
         elif name in HISTORY_STATE_TABLES:
             limit = HISTORY_STATE_ROWS
-        elif migrations:
+        elif migrations and name not in SHARED_HISTORIES:
             limit = migrations + HISTORY_MARKER_ROWS.get(name, 0)
         else:
             continue
