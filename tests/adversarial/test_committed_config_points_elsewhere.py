@@ -1,9 +1,10 @@
 """An adopted backend whose committed settings point every run at a developer's database that
 exists and answers (on the same server, with its own login), and whose consort.toml does not
 map the run database to those settings: the suite, and perhaps the migrations, ignore the
-DATABASE_URL Consort gives them. A run that never touched its throwaway child is never a
-GREEN. Where the migrate command is what never connected, the run stops before the suite runs,
-so the suite's teardown never reaches the developer's rows."""
+DATABASE_URL Consort gives them. A run reaches only its throwaway child (its network is its
+own, and Consort's gate to the server lets through that database alone): the developer's rows
+survive, the run says what it tried to reach, and a run that never touched its child is never
+a GREEN. Where the migrate command is refused, the run stops before the suite runs."""
 
 from __future__ import annotations
 
@@ -122,32 +123,33 @@ def _reasons(events: list[dict]) -> str:
 
 def test_a_suite_that_ignores_database_url_is_never_green(adopted_elsewhere):
     """The migrations follow [migrate.env] to the throwaway child; the suite's settings do not
-    (no [test.env]), so every test runs against the developer's database and passes there."""
+    (no [test.env]), so every test asks for the developer's database, and is refused."""
     root, url, _ = adopted_elsewhere
     _unmap(root, ("test",))
     events = _drive(root)
     kinds = [e["type"] for e in events]
     assert "green.verified" not in kinds, kinds
-    # the suite did run against the developer's database: its teardown emptied the users
-    # there (runs share the machine's network; docs/sealed-verification.md says so)
-    assert _developer_rows(url) == []
+    # the run's network is its own: the developer's database, on the same server under its own
+    # login, was refused at Consort's gate, so the suite's teardown never reached its rows
+    assert _developer_rows(url) == list(USERS)
     rules = {e["data"].get("seal_rule") for e in events if e["type"] == "violation.recorded"}
     assert "database-unused" in rules, _reasons(events)
-    assert "the suite never connected to the throwaway database" in _reasons(events)
+    assert "the test process tried to reach devdb as developer" in _reasons(events)
+    assert "a run reaches only its throwaway database" in _reasons(events)
     verify = consort("verify", cwd=root)
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
 def test_migrations_that_ignore_database_url_stop_the_run_before_the_suite(adopted_elsewhere):
-    """Neither the migrations nor the suite get the run database: the migrate command reached
-    the developer's database, so the run stops there. The suite, whose teardown deletes every
-    user, never runs against the developer's rows, and nothing is verified."""
+    """Neither the migrations nor the suite get the run database: the migrate command asks for
+    the developer's database, is refused at Consort's gate and fails, so the run stops there.
+    The suite, whose teardown deletes every user, never runs, and nothing is verified."""
     root, url, _ = adopted_elsewhere
     _unmap(root, ("test", "migrate"))
     events = _drive(root)
     kinds = [e["type"] for e in events]
     assert "red.verified" not in kinds and "green.verified" not in kinds, kinds
-    assert "the migrate command never connected to the throwaway database" in _reasons(events)
+    assert "the migrate command tried to reach devdb as developer" in _reasons(events)
     assert _developer_rows(url) == list(USERS)
     verify = consort("verify", cwd=root)
     assert verify.returncode == 0, verify.stdout + verify.stderr

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from consort import __version__
 from consort.adapters import proc
-from consort.core.config import RunnerKind, SandboxMode
+from consort.core.config import DbBackendKind, RunnerKind, SandboxMode
 from consort.core.errors import ConsortError, UsageError
 from consort.core.project import Project
 
@@ -180,6 +181,45 @@ def orphaned_clusters() -> list[Path]:
     from consort.adapters.db.machine import machine_clusters
 
     return [cluster.home for cluster in machine_clusters() if cluster.orphaned]
+
+
+def _run_network(project: Project) -> Check:
+    """What network Consort's runs against a database (migrations, the suite) see."""
+    from consort.adapters.tdd.runbox import LOOPBACK_HOSTS, run_sandbox
+
+    try:
+        box = run_sandbox(project)
+    except ConsortError:  # required and unavailable: the sandbox checks say so
+        return Check("run network", CheckState.WARN, "runs cannot be sandboxed here")
+    if not box.sandboxed:
+        return Check(
+            "run network",
+            CheckState.WARN,
+            "runs are not sandboxed: they share the machine's network, and committed settings "
+            "that name another database reach it",
+        )
+    if not box.network_isolated:
+        return Check(
+            "run network",
+            CheckState.WARN,
+            '[test] network = "host": runs share the machine\'s network',
+        )
+    section = project.config.db
+    url = section.url or (os.environ.get(section.url_env, "") if section.url_env else "")
+    host = urlsplit(url).hostname if section.backend is DbBackendKind.POSTGRES else None
+    if host is not None and host not in LOOPBACK_HOSTS:
+        return Check(
+            "run network",
+            CheckState.WARN,
+            f"runs share the machine's network: their server {host} is not on loopback, where "
+            "a run's own network namespace can be given it",
+        )
+    return Check(
+        "run network",
+        CheckState.OK,
+        "runs are network-isolated: loopback alone, and their own throwaway database through "
+        "Consort's gate",
+    )
 
 
 def _sandbox_setting(project: Project) -> Check:
@@ -398,7 +438,11 @@ def _project_checks(start: Path | None) -> list[Check]:
         project = find_project(start)
     except UsageError:
         return [Check("project", CheckState.INFO, "not inside a Consort project")]
-    result = [Check("project", CheckState.OK, str(project.root)), _sandbox_setting(project)]
+    result = [
+        Check("project", CheckState.OK, str(project.root)),
+        _sandbox_setting(project),
+        _run_network(project),
+    ]
     try:
         status = db.status(project)
     except ConsortError as exc:

@@ -29,6 +29,13 @@ class GateMode(StrEnum):
     PROXY = "proxy"
 
 
+class NetworkMode(StrEnum):
+    """`[test] network`: what network a sandboxed run (migrations, the suite) sees."""
+
+    ISOLATED = "isolated"  # loopback alone, and its own database through Consort's gate
+    HOST = "host"  # the machine's network: a suite that needs it (a person's choice)
+
+
 class SandboxMode(StrEnum):
     """`[agents] sandbox`: whether agent turns run in an operating-system sandbox."""
 
@@ -101,6 +108,8 @@ class TestSection(CommandSection):
     # Surefire's `target/surefire-reports`), instead of `{junit}`: that folder, relative to
     # `cwd`. Consort empties it before the run and reads every `TEST-*.xml` in it as one report.
     junit_dir: str = ""
+    # What network the project's sandboxed runs (the migrate command, the suite) see.
+    network: NetworkMode = NetworkMode.ISOLATED
 
     @field_validator("junit_dir")
     @classmethod

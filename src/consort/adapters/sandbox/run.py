@@ -47,9 +47,11 @@ def run_spec(
     project_root: Path,
     hidden: Sequence[Path] = (),
     env: Mapping[str, str],
+    isolated_network: bool = False,
 ) -> SandboxSpec:
     """What a run may reach: `writable`, `read_only`, the toolchains; never the project's
-    checkout or state (unless named), Consort's private folders or a `.env`."""
+    checkout or state (unless named), Consort's private folders or a `.env`; with
+    `isolated_network`, no network but loopback and what is bound in as a socket."""
     from consort.adapters.db.account import consort_private_folders
 
     root = project_root.absolute()
@@ -72,6 +74,7 @@ def run_spec(
         home=home,
         env={"TMPDIR": "/tmp"},  # noqa: S108 -- the sandbox's own, private /tmp
         unset=RUN_MARKERS,
+        isolated_network=isolated_network,
     )
 
 

@@ -53,6 +53,9 @@ class SandboxSpec:
     private: tuple[Path, ...] = (Path("/tmp"), Path("/var/tmp"))  # noqa: S108 -- fresh, not shared
     env: Mapping[str, str] = field(default_factory=dict)  # set inside, over the process's own
     unset: tuple[str, ...] = ()  # variables of the process's own that the inside does not get
+    # A network namespace of its own (loopback alone, brought up by bubblewrap) instead of the
+    # machine's network: what it may reach is bound in as a unix socket (a run's `gate`).
+    isolated_network: bool = False
 
     def layers(self) -> list[tuple[Path, Access]]:
         """Every path with how it is shown, in the order the mounts are made."""
@@ -83,6 +86,8 @@ def bwrap_arguments(spec: SandboxSpec, system: SystemView, *, drop_capabilities:
         "--unshare-cgroup-try",
         "--new-session",  # no TIOCSTI into a terminal of ours
     ]
+    if spec.isolated_network:
+        args.append("--unshare-net")
     if drop_capabilities:
         # Run by root, bwrap would leave the process its capabilities; with them it could
         # remount what is read-only here. Without them, root is an ordinary owner of files.

@@ -92,14 +92,10 @@ def _collect(project: Project, tree: Path, child: Ephemeral, private: Path) -> S
     folder = workdir(tree, section)
     env = command_env(section, child.url)
     argv = [*section.command, *runner_arguments(folder, private / "pytest.ini"), *COLLECT_OPTIONS]
-    result = run_boxed(
-        run_sandbox(project).wrap(
-            argv, workdir=folder, env=env, writable=[tree], read_only=[private]
-        ),
-        folder,
-        env,
-        section.timeout,
-    )
+    with run_sandbox(project).boxed(
+        argv, database=child.url, workdir=folder, env=env, writable=[tree], read_only=[private]
+    ) as boxed:
+        result = run_boxed(boxed.argv, folder, env, section.timeout)
     return collect_result(result.returncode, result.output)
 
 

