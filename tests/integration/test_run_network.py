@@ -186,3 +186,22 @@ def test_the_run_cannot_end_its_bridge_to_reach_elsewhere(
         done = proc.run_contained(boxed.argv, cwd=export, env=env, timeout=300)
     assert done.returncode == 0, done.output
     assert "killed=1" in done.output and "after=no" in done.output, done.output
+
+
+def test_doctor_says_whether_runs_are_network_isolated(tmp_path: Path) -> None:
+    from consort.app.doctor import CheckState, _run_network
+
+    said = {}
+    for sandbox, network in (("on", None), ("on", "host"), ("off", None)):
+        base = tmp_path / f"{sandbox}-{network}"
+        base.mkdir()
+        check = _run_network(_project(base, sandbox, network))
+        said[(sandbox, network)] = (check.state, check.detail)
+    assert said[("on", None)][0] is CheckState.OK
+    assert "runs are network-isolated" in said[("on", None)][1]
+    assert said[("on", "host")] == (
+        CheckState.WARN,
+        '[test] network = "host": runs share the machine\'s network',
+    )
+    assert said[("off", None)][0] is CheckState.WARN
+    assert "not sandboxed" in said[("off", None)][1]
