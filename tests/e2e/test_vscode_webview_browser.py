@@ -134,12 +134,16 @@ class Panel:
                 said = self.host.lines.get_nowait()
             except queue.Empty:
                 return
-            if said["type"] == "host":
-                self.tab.evaluate("m => window.postMessage(m, '*')", said["message"])
-            elif said["type"] == "asked":
-                self.asked.append(said)
-            else:
-                raise AssertionError(f"unexpected from the host: {said}")
+            self._deliver(said)
+
+    def _deliver(self, said: dict[str, Any]) -> None:
+        """One message from the host: to the page, or noted as a question the editor asked."""
+        if said["type"] == "host":
+            self.tab.evaluate("m => window.postMessage(m, '*')", said["message"])
+        elif said["type"] == "asked":
+            self.asked.append(said)
+        else:
+            raise AssertionError(f"unexpected from the host: {said}")
 
     def until(self, check: str) -> None:
         """Pump messages until the page's script expression `check` is true."""
@@ -156,8 +160,9 @@ class Panel:
             said = self.host.next()
             if said["type"] == "holds-token":
                 return bool(said["answer"])
-            self.host.lines.put(said)  # not ours: back for pump (order kept enough for tests)
-            self.pump()
+            # not the answer: delivered in the order it came. Putting it back in the queue and
+            # pumping raced with the answer arriving behind it, which pump() then refused.
+            self._deliver(said)
 
     def close(self) -> None:
         self.context.close()
