@@ -33,12 +33,12 @@ A person allows what a project really needs in consort.toml:
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from consort.adapters.db.migration_trace import CatalogValues, DefaultState, SequenceState
 from consort.adapters.smells.tamper import allowed
-from consort.core.artifacts.db_design import SeedValue
+from consort.core.artifacts.db_design import DbDesign, SeedValue
 from consort.core.layout import Layout
 from consort.core.seal import SealRule, SealViolation
 
@@ -79,18 +79,24 @@ HISTORY_TABLES = frozenset(
 Seeds = Mapping[str, Sequence[Mapping[str, SeedValue]]]  # "public.table" -> declared rows
 
 
-def declared_seeds(layout: Layout) -> dict[str, list[dict[str, SeedValue]]]:
-    """Every seed row the approved db-designs of the project's features declare, by table."""
+def approved_db_designs(layout: Layout) -> Iterator[DbDesign]:
+    """Every feature's db-design, in folder order; a design that does not load declares nothing."""
     from consort.core.artifacts.registry import ArtifactKind, default_filename, load_artifact
 
-    seeds: dict[str, list[dict[str, SeedValue]]] = {}
     if not layout.features.is_dir():
-        return seeds
+        return
     for path in sorted(layout.features.glob(f"*/{default_filename(ArtifactKind.DB_DESIGN)}")):
         try:
             design = load_artifact(ArtifactKind.DB_DESIGN, path)
         except Exception:  # noqa: S112 -- a design that does not load declares nothing
             continue
+        yield design
+
+
+def declared_seeds(layout: Layout) -> dict[str, list[dict[str, SeedValue]]]:
+    """Every seed row the approved db-designs of the project's features declare, by table."""
+    seeds: dict[str, list[dict[str, SeedValue]]] = {}
+    for design in approved_db_designs(layout):
         for table in design.tables:
             if table.seed_rows:
                 rows = seeds.setdefault(f"{DEFAULT_SCHEMA}.{table.name}", [])
@@ -182,16 +188,8 @@ def sequence_violations(
 
 def declared_defaults(layout: Layout) -> dict[str, str]:
     """`public.table.column` -> the default the approved db-designs declare for it."""
-    from consort.core.artifacts.registry import ArtifactKind, default_filename, load_artifact
-
     found: dict[str, str] = {}
-    if not layout.features.is_dir():
-        return found
-    for path in sorted(layout.features.glob(f"*/{default_filename(ArtifactKind.DB_DESIGN)}")):
-        try:
-            design = load_artifact(ArtifactKind.DB_DESIGN, path)
-        except Exception:  # noqa: S112 -- a design that does not load declares nothing
-            continue
+    for design in approved_db_designs(layout):
         for table in design.tables:
             for column in table.columns:
                 if column.default is not None:
@@ -386,16 +384,8 @@ def declared_values(layout: Layout) -> set[str]:
     """Every value the approved db-designs spell: each quoted literal in their SQL (a CHECK's
     `status IN ('open', 'closed')`, a type's `enum('a', 'b')`, a default's `'open'`) and each
     text value of a seed row."""
-    from consort.core.artifacts.registry import ArtifactKind, default_filename, load_artifact
-
     found: set[str] = set()
-    if not layout.features.is_dir():
-        return found
-    for path in sorted(layout.features.glob(f"*/{default_filename(ArtifactKind.DB_DESIGN)}")):
-        try:
-            design = load_artifact(ArtifactKind.DB_DESIGN, path)
-        except Exception:  # noqa: S112 -- a design that does not load declares nothing
-            continue
+    for design in approved_db_designs(layout):
         for text in _strings(design.model_dump(mode="json")):
             found |= {inner.replace("''", "'") for inner in _QUOTED.findall(text)}
         for table in design.tables:
