@@ -10,7 +10,6 @@ test drops that child as the administrator, then lets the drive go on.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pytest
 from consort.adapters.db.backend import open_backend
 from consort.adapters.db.branching import BranchDatabases, DbKind
 from consort.core.project import Project
-from tests.crash_campaign import campaign, campaign_project
+from tests.crash_campaign import campaign, campaign_project, drive_interrupted_at_green
 from tests.helpers import consort
 
 pytestmark = pytest.mark.integration
@@ -33,28 +32,15 @@ def counter(tmp_path: Path) -> Iterator[Path]:
 
 def test_a_run_database_dropped_during_green_is_consorts_failure(counter: Path) -> None:
     root = counter
-    marker = root.parent / "paused"
-    drive = campaign.start_drive(
-        root, {"CONSORT_CRASH_AT": "run.tests#3", "CONSORT_CRASH_FILE": str(marker)}
-    )
-    try:
-        deadline = time.monotonic() + 600
-        while not marker.exists():
-            assert drive.poll() is None, drive.communicate()[0]
-            assert time.monotonic() < deadline, "the run never started"
-            time.sleep(0.05)
+
+    def drop_the_run_database() -> None:
         dbs = BranchDatabases(open_backend(Project(root)))
         children = [i.database for i in dbs.infos() if i.kind is DbKind.EPHEMERAL]
         assert len(children) == 1, children
         with dbs.backend.admin() as conn:
             conn.execute(f'DROP DATABASE "{children[0]}" WITH (FORCE)')
-        marker.unlink()
-        out, _ = drive.communicate(timeout=600)
-    finally:
-        if drive.poll() is None:
-            drive.kill()
-            drive.communicate()
-    assert drive.returncode == 0, out
+
+    out = drive_interrupted_at_green(root, drop_the_run_database)
     assert "Consort's failure, not the agent's" in out
 
     events = campaign.events(root)

@@ -18,11 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.crash_campaign import campaign, campaign_project
+from tests.crash_campaign import campaign, campaign_project, drive_interrupted_at_green
 from tests.helpers import consort
 
 pytestmark = pytest.mark.integration
-
 
 
 @pytest.fixture
@@ -41,29 +40,17 @@ def _dead(pid: int) -> bool:
 
 def test_a_server_killed_during_green_is_restarted_and_the_run_repeated(counter: Path) -> None:
     root = counter
-    marker = root.parent / "paused"
-    drive = campaign.start_drive(
-        root, {"CONSORT_CRASH_AT": "run.tests#3", "CONSORT_CRASH_FILE": str(marker)}
-    )
-    try:
-        deadline = time.monotonic() + 600
-        while not marker.exists():
-            assert drive.poll() is None, drive.communicate()[0]
-            assert time.monotonic() < deadline, "the run never started"
-            time.sleep(0.05)
+
+    def kill_the_server() -> None:
         server = campaign.server_pid(root)
         assert server is not None
         os.kill(server, signal.SIGKILL)
+        deadline = time.monotonic() + 600
         while not _dead(server):
             assert time.monotonic() < deadline
             time.sleep(0.05)
-        marker.unlink()
-        out, _ = drive.communicate(timeout=600)
-    finally:
-        if drive.poll() is None:
-            drive.kill()
-            drive.communicate()
-    assert drive.returncode == 0, out
+
+    out = drive_interrupted_at_green(root, kill_the_server)
     assert "Consort's failure, not the agent's" in out
 
     events = campaign.events(root)
