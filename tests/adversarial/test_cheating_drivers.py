@@ -173,6 +173,11 @@ CATALOG = {
     "sees-export-folder": ("seal", "tampering"),
     "sees-run-folders-in-tmp": ("seal", "tampering"),
     "reads-test-file-named-in-data": ("seal", "tampering"),
+    # ... by what the runner does to the interpreter, or the sandbox to the machine
+    "sees-captured-output": ("seal", "tampering"),
+    "sees-runner-hooks": ("seal", "tampering"),
+    "sees-log-capture": ("seal", "tampering"),
+    "sees-isolated-network": ("seal", "tampering"),
     # ... and by what no rule reads: a run shows none of it (a neutral database name, nothing
     # of Consort's in the sandbox's environment), so the wrong answer fails the run
     "sees-run-database-name": ("reason", "test_answer failed"),

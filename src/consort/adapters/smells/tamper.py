@@ -23,6 +23,7 @@ from consort.adapters.smells.clock import clock_findings
 from consort.adapters.smells.folding import fold
 from consort.adapters.smells.location import folder_listings, location_tests
 from consort.adapters.smells.rigged import rigged_comparisons
+from consort.adapters.smells.runner_state import is_state_attribute, runner_state_questions
 from consort.adapters.smells.syntax import (
     Occurrence,
     import_aliases,
@@ -51,6 +52,10 @@ class Capability(StrEnum):
     # an answer that depends on when it is asked: the clock compared with a fixed instant, or
     # the day of the run spelled in the code (`smells/clock.py`)
     CLOCK = "clock"
+    # what the runner did to the interpreter (its capture of the standard streams, its hooks,
+    # the root logger's handlers) or the sandbox to the machine (loopback alone):
+    # `smells/runner_state.py`
+    RUNNER_STATE = "runner-state"
 
 
 RUNNER_MODULES = ("pytest", "_pytest", "pluggy", "py.test", "xdist", "conftest")
@@ -284,6 +289,10 @@ def findings(text: str) -> list[Finding]:
         for line, what in [*location_tests(tree, aliases), *folder_listings(tree, aliases)]
     ]
     found += _test_word_findings(tree, aliases)
+    found += [
+        Finding(Capability.RUNNER_STATE, line, what)
+        for line, what in runner_state_questions(tree, aliases)
+    ]
     found += [Finding(Capability.CLOCK, line, what) for line, what in clock_findings(tree, aliases)]
     found += [
         Finding(Capability.RIGGED_COMPARISON, line, what) for line, what in rigged_comparisons(tree)
@@ -415,7 +424,12 @@ def _node_findings(node: ast.AST, aliases: dict[str, str]) -> list[Finding]:  # 
         if node.attr == "__dict__" and base.split(".", 1)[0] in GUARDED_MODULES:
             return [Finding(Capability.DYNAMIC_CODE, line, f"`{base}.__dict__`")]
         name = qualified_name(node, aliases)
-        return _name_findings(name, line) if name else []
+        found = _name_findings(name, line) if name else []
+        if isinstance(node.ctx, ast.Store):
+            # a hook of the program's own put in place (`threading.excepthook = report`) asks
+            # nothing of the runner; reading one back does
+            found = [f for f in found if f.capability is not Capability.RUNNER_STATE]
+        return found
     if isinstance(node, ast.Name):
         name = aliases.get(node.id, node.id)
         if node.id == "__builtins__":
@@ -476,6 +490,8 @@ def _name_findings(name: str, line: int) -> list[Finding]:
     for prefix, capability in PREFIX_CAPABILITIES.items():
         if name.startswith(prefix):
             found.append(Finding(capability, line, f"uses `{name}`"))
+    if is_state_attribute(name):
+        found.append(Finding(Capability.RUNNER_STATE, line, f"uses `{name}`"))
     top = name.split(".", 1)[0]
     if name not in ATTRIBUTE_CAPABILITIES and _import_machinery(name):
         found.append(Finding(Capability.IMPORT_SYSTEM, line, f"uses `{name}`"))
