@@ -6,6 +6,12 @@ blocked for a copy, the export of a run, a test process in a session of its own 
 its own; and a real `git worktree add` is killed in the middle of its checkout. Each is SIGKILLed
 for real, then the next command must remove every remain and say what it removed — and must
 leave alone what a process still running owns.
+
+The Consort processes of these tests have a temporary folder of their own (TMPDIR): any Consort
+command on the machine removes the exports of dead Consort processes from its own temporary
+folder, and one run elsewhere at the same time (another test, another project) must not remove
+the export a test stranded before the test's own command does, nor the test leave its remains in
+the machine's /tmp.
 """
 
 from __future__ import annotations
@@ -98,6 +104,14 @@ def _session_members(session: int) -> list[int]:
     return found
 
 
+def own_tmp(project: Path) -> dict[str, str]:
+    """The environment that gives the Consort processes working on `project` a temporary folder
+    of their own, beside the project in the test's folder (removed with it)."""
+    folder = project.parent / "tmp"
+    folder.mkdir(exist_ok=True)
+    return {"TMPDIR": str(folder)}
+
+
 def _start_holder(project: Path) -> tuple[subprocess.Popen[str], Stranded]:
     import json
 
@@ -107,7 +121,7 @@ def _start_holder(project: Path) -> tuple[subprocess.Popen[str], Stranded]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "COLUMNS": "200"},
+        env={**os.environ, "COLUMNS": "200", **own_tmp(project)},
     )
     assert holder.stdout is not None
     line = holder.stdout.readline()
@@ -162,10 +176,10 @@ def _nothing_is_left(project: Path, stranded: Stranded, said: str) -> None:
 def test_the_next_drive_removes_what_a_kill_9_left_and_says_so(crashed):
     project, stranded = crashed
     _everything_was_left(project, stranded)
-    out = ok(consort("drive", cwd=project))
+    out = ok(consort("drive", cwd=project, env=own_tmp(project)))
     _nothing_is_left(project, stranded, out)
     assert "after a crash:" in out
-    again = ok(consort("drive", cwd=project))
+    again = ok(consort("drive", cwd=project, env=own_tmp(project)))
     assert "after a crash" not in again  # nothing left to say the second time
     ok(consort("branch", "switch", "blocked", cwd=project))  # the blocked parent is usable again
 
@@ -173,9 +187,9 @@ def test_the_next_drive_removes_what_a_kill_9_left_and_says_so(crashed):
 def test_branch_gc_removes_the_same(crashed):
     project, stranded = crashed
     _everything_was_left(project, stranded)
-    out = ok(consort("branch", "gc", cwd=project))
+    out = ok(consort("branch", "gc", cwd=project, env=own_tmp(project)))
     _nothing_is_left(project, stranded, out)
-    assert "nothing to collect" in ok(consort("branch", "gc", cwd=project))
+    assert "nothing to collect" in ok(consort("branch", "gc", cwd=project, env=own_tmp(project)))
 
 
 def test_what_a_running_process_owns_is_left_alone(fresh_project):
@@ -186,7 +200,7 @@ def test_what_a_running_process_owns_is_left_alone(fresh_project):
     git(project, "checkout", "-q", "main")
     holder, stranded = _start_holder(project)
     try:
-        out = ok(consort("branch", "gc", cwd=project))
+        out = ok(consort("branch", "gc", cwd=project, env=own_tmp(project)))
         assert stranded.database not in out and str(stranded.process) not in out
         assert _database_exists(project, stranded.database)
         assert stranded.export.is_dir()
@@ -281,6 +295,7 @@ def test_a_test_process_left_by_a_killed_consort_test_is_stopped_by_branch_gc(
     run = subprocess.Popen(
         [sys.executable, "-m", "consort", "test"],
         cwd=root,
+        env={**os.environ, **own_tmp(root)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -295,7 +310,7 @@ def test_a_test_process_left_by_a_killed_consort_test_is_stopped_by_branch_gc(
     try:
         time.sleep(0.5)
         assert _session_members(os.getsid(test_pid)), "the test process did not outlive its run"
-        out = ok(consort("branch", "gc", cwd=root))
+        out = ok(consort("branch", "gc", cwd=root, env=own_tmp(root)))
         session = [line for line in out.splitlines() if "stopped process" in line]
         assert session, out
         deadline = time.monotonic() + 30
