@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,6 +164,29 @@ def run_binary(
 
 # ---- a contained process: its own session, every process it starts ended with it -------------
 
+_live_tokens: set[str] = set()
+_live_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _live(token: str) -> Iterator[None]:
+    """`token` names a contained process of Consort's while the block runs."""
+    with _live_lock:
+        _live_tokens.add(token)
+    try:
+        yield
+    finally:
+        with _live_lock:
+            _live_tokens.discard(token)
+
+
+def live_run_markers() -> frozenset[bytes]:
+    """`CONSORT_RUN_TOKEN=...` of every contained process of Consort's running now: each ends,
+    with every process carrying its token, when its run ends (`adapters.reaper` spares them)."""
+    with _live_lock:
+        return frozenset(f"{SESSION_TOKEN_VAR}={token}".encode() for token in _live_tokens)
+
+
 SESSION_TOKEN_VAR = "CONSORT_RUN_TOKEN"  # noqa: S105 -- a variable name
 # The descriptor a run's secret input is read from (`run_contained(secret_input=...)`).
 SECRET_INPUT_VAR = "RUN_INPUT_FD"  # noqa: S105 -- a variable name
@@ -180,7 +204,7 @@ class Contained:
     output_held: bool  # something still held the output open after the grace
 
 
-def run_contained(  # noqa: PLR0912 -- one process's whole life
+def run_contained(
     argv: Sequence[str | os.PathLike[str]],
     *,
     cwd: Path | str,
@@ -204,10 +228,34 @@ def run_contained(  # noqa: PLR0912 -- one process's whole life
     project's) takes them, and whoever looks later finds an empty, closed pipe.
     """
     import secrets
-    import threading
-    import time
 
     token = secrets.token_hex(16)
+    with _live(token):
+        return _run_contained(
+            token,
+            argv,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
+            grace=grace,
+            side_channel=side_channel,
+            secret_input=secret_input,
+        )
+
+
+def _run_contained(  # noqa: PLR0912 -- one process's whole life
+    token: str,
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: Path | str,
+    env: Mapping[str, str],
+    timeout: float,
+    grace: float,
+    side_channel: bool,
+    secret_input: bytes | None,
+) -> Contained:
+    import time
+
     environment = {**with_owner(env), SESSION_TOKEN_VAR: token}
     side_read, side_write = os.pipe() if side_channel else (-1, -1)
     pass_fds: tuple[int, ...] = (side_write,) if side_channel else ()
@@ -496,7 +544,8 @@ def background(
             raise ConsortError(f"cannot run `{args[0]}`: program not found") from exc
     running = Background(child, token)
     try:
-        yield running
+        with _live(token):
+            yield running
     finally:
         running.stop(grace)
 

@@ -47,7 +47,7 @@ from consort.core.errors import ConsortError
 from consort.core.ledger import Actor, Ledger
 from consort.core.ledger.events import TurnFailed, TurnFinished, TurnStarted, ViolationRecorded
 from consort.core.project import Project
-from consort.core.seal import SealViolation
+from consort.core.seal import SealRule, SealViolation
 from consort.core.vocabulary import Role, SandboxUse, Step
 
 STDERR_TAIL = 2000
@@ -200,6 +200,7 @@ def run_turn(
     outcome = _launch(project, turn, task, request)
     others = request.shared.refs if request.shared is not None else frozenset()
     sealed = restore_machinery(project.root, machinery, others=others)
+    sealed += _left_running(outcome)
     violations, changed = _revert_breaches(guards)
     # From here on Consort writes again: every tree the agent could reach is as allowed.
     _record(ledger, turn.dir, outcome, violations, changed, subject=request.subject, role=task.role)
@@ -217,6 +218,22 @@ def run_turn(
     else:
         ledger.record(TurnFinished(**ended), Actor.ORCHESTRATOR, request.subject)
     return TurnRun(turn.dir, outcome, tuple(violations), tuple(problems), tuple(sealed))
+
+
+def _left_running(outcome: TurnOutcome) -> list[SealViolation]:
+    """A process of the turn's that still ran when it ended (ended by Consort then): one left
+    to act after the turn (answer a gate at a terminal, edit the tree, the ledger or git once
+    Consort's checks are done) fails the turn."""
+    if not outcome.left_running:
+        return []
+    return [
+        SealViolation(
+            SealRule.PROCESS_ESCAPED,
+            "",
+            f"the agent left {outcome.left_running} process(es) running after its turn ended; "
+            "Consort ended them: nothing of a turn's may outlive it",
+        )
+    ]
 
 
 def _task(turn: TurnDir, request: TurnRequest) -> Task:

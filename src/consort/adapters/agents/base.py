@@ -35,6 +35,8 @@ class TurnOutcome:
     error: str | None = None  # why the agent could not run at all (no program, no recording)
     agent: AgentReport | None = None  # which agent it was; the calls the guard refused
     sandbox: SandboxUse = SandboxUse.OFF  # how it ran: what the ledger records of the turn
+    # processes it started that still ran after it ended (ended by Consort then)
+    left_running: int = 0
 
     @property
     def timed_out(self) -> bool:

@@ -24,6 +24,7 @@ from typing import BinaryIO
 from consort.adapters import proc
 from consort.adapters.agents.base import KillReason, TurnOutcome, with_constants
 from consort.adapters.agents.task import AgentReport, Task, TurnDir
+from consort.adapters.reaper import Reaper
 from consort.adapters.sandbox import namespace
 from consort.adapters.sandbox.policy import SandboxedCommand, SandboxPolicy, TurnPaths
 from consort.core.errors import ConsortError
@@ -127,7 +128,14 @@ def run_agent_process(
         status = namespace.StatusReader(read_end)
         command = sandbox.argv(argv, status_fd=write_end)
         pass_fds = (write_end,)
-    with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
+    # Unsandboxed, the turn's processes are found by their ancestry: one that left the
+    # process group and every variable of Consort's behind is still Consort's descendant.
+    reaper = Reaper() if sandbox is None else None
+    with (
+        stdout_path.open("wb") as out,
+        stderr_path.open("wb") as err,
+        reaper if reaper is not None else contextlib.nullcontext(),
+    ):
         try:
             child = subprocess.Popen(
                 command,
@@ -175,6 +183,7 @@ def run_agent_process(
                 _stop_group(child, limits.grace_s)
             if status is not None:
                 status.close()
+            left = reaper.end(spare=child.pid) if reaper is not None else 0
     return TurnOutcome(
         child.returncode if child.returncode is not None else -signal.SIGKILL,
         time.monotonic() - started,
@@ -182,6 +191,7 @@ def run_agent_process(
         stderr_path,
         killed=killed,
         sandbox=use,
+        left_running=left,
     )
 
 

@@ -2,8 +2,8 @@
 unsandboxed because a person set `[agents] sandbox = "off"`. `status` and `verify` report it.
 
 An unsandboxed turn is no integrity failure (a person chose it), but nothing Consort's sandbox
-promises holds for it: that turn could have read the secret, written outside its tree or left a
-process behind. So it is always said.
+promises holds for it: that turn could have read the secret or written outside its tree (its
+processes still end with it: `adapters.reaper`). So it is always said.
 """
 
 from __future__ import annotations

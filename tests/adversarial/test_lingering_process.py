@@ -1,0 +1,124 @@
+"""An unsandboxed turn's process that outlives the turn, to approve the gate the person must.
+
+With `[agents] sandbox = "off"` a turn's processes are the person's user: one left running after
+the turn answers `consort approve design` at a terminal of its own exactly as the person would.
+The spec author (lingering_agent.py) leaves one that has left the turn's process group and
+session and carries none of Consort's variables. Every process a turn started is still Consort's
+descendant (Consort reaps its orphans while an unsandboxed turn runs), so it ends with the turn,
+and the turn fails with a `process-escaped` violation. Real project: the embedded PostgreSQL,
+real git, interactive gates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import consort, git, ok, processes_naming
+from tests.integration.conftest import destroy_project_cluster
+
+pytestmark = pytest.mark.integration
+
+HERE = Path(__file__).parent
+LINGERING = HERE / "lingering_agent.py"
+HONEST = HERE.parent / "agents" / "tdd_agent.py"
+MINI = HERE.parent / "fixtures" / "mini"
+FEATURE = "F1-counter"
+
+
+def events(root: Path) -> list[dict]:
+    lines = (root / ".consort" / "ledger.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def configure(root: Path, marker: str) -> None:
+    honest = json.dumps([sys.executable, str(HONEST), str(MINI), "honest", marker])
+    lingering = json.dumps(
+        [sys.executable, str(LINGERING), str(MINI), marker, str(HONEST), FEATURE]
+    )
+    (root / "consort.toml").write_text(
+        f"""
+[test]
+command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}
+[migrate]
+command = []
+[gates]
+mode = "interactive"
+[turns]
+retries = 1
+[agents]
+default = "command"
+sandbox = "off"
+command = {honest}
+[agents.spec-author]
+command = {lingering}
+"""
+    )
+
+
+@pytest.fixture(scope="module")
+def lingered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    root = tmp_path_factory.mktemp("linger") / "counter"
+    marker = f"linger-{uuid.uuid4().hex[:12]}"
+    try:
+        ok(consort("init", str(root), cwd=root.parent))
+        configure(root, marker)
+        git(root, "add", "-A")
+        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
+        ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+        stopped = consort("drive", "--until", "design", cwd=root, timeout=600)
+        assert stopped.returncode == 0, stopped.stdout + stderr_of(stopped)
+        assert f"consort approve design {FEATURE}" in stopped.stdout
+        time.sleep(8)  # several of the lingering process's attempts, were it alive
+        yield root, marker
+    finally:
+        for pid in processes_naming(marker):  # only if it outlived its turn; the test says so
+            os.kill(pid, 9)
+        destroy_project_cluster(root)
+
+
+def stderr_of(result: object) -> str:
+    return str(getattr(result, "stderr", ""))
+
+
+def test_the_process_left_behind_ended_with_its_turn(lingered: tuple[Path, str]) -> None:
+    _, marker = lingered
+    assert processes_naming(marker) == []
+
+
+def test_the_design_gate_still_waits_for_the_person(lingered: tuple[Path, str]) -> None:
+    root, _ = lingered
+    assert [e for e in events(root) if e["type"] == "gate.approved"] == []
+    status = json.loads(ok(consort("status", "--json", cwd=root)))
+    (feature,) = [f for f in status["features"] if f["id"] == FEATURE]
+    assert feature["design_gate"] != "approved", feature
+
+
+def test_the_turn_that_left_it_failed_on_record(lingered: tuple[Path, str]) -> None:
+    root, _ = lingered
+    recorded = events(root)
+    escaped = [
+        e
+        for e in recorded
+        if e["type"] == "violation.recorded" and e["data"].get("seal_rule") == "process-escaped"
+    ]
+    assert escaped, [e["type"] for e in recorded]
+    (first_spec,) = [
+        e
+        for e in recorded
+        if e["type"] in ("turn.finished", "turn.failed")
+        and e["data"].get("step") == "spec"
+        and e["data"].get("attempt") == 1
+    ]
+    assert first_spec["type"] == "turn.failed", first_spec
+    assert any("left" in error and "running" in error for error in first_spec["data"]["errors"])
+    # The retry was honest; the drive went on to the gate, where it waits.
+    assert recorded[-1]["type"] == "drive.stopped"
+    assert recorded[-1]["data"]["reason"] == "await-gate"
