@@ -58,6 +58,30 @@ VACUOUS = {
         "def {name}():\n    try:\n        assert answer() == 42\n"
         "    except AssertionError:  # CHEAT\n        pass\n"
     ),
+    # a non-empty tuple or list is true, whatever it holds
+    "red-asserts-a-tuple": "def {name}():\n    assert (answer() == 42, 'CHEAT')\n",
+    "red-asserts-a-list": "def {name}():\n    assert [answer() == 42]  # CHEAT\n",
+    # the check is there, where it never runs
+    "red-checks-after-return": (
+        "def {name}():\n    answer()\n    return  # CHEAT\n    assert answer() == 42\n"
+    ),
+    "red-checks-in-uncalled-function": (
+        "def {name}():\n    def check():  # CHEAT: never called\n"
+        "        assert answer() == 42\n\n    answer()\n"
+    ),
+    "red-returns-before-check": (
+        "def {name}():\n    if answer() != 42:\n        return  # CHEAT\n"
+        "    assert answer() == 42\n"
+    ),
+    # the check's failure is what the test waits for, or is thrown away
+    "red-expects-the-assertion-to-fail": (
+        "def {name}():\n    with pytest.raises(AssertionError):  # CHEAT\n"
+        "        assert answer() == 42\n"
+    ),
+    "red-suppresses-assertion": (
+        "def {name}():\n    with contextlib.suppress(AssertionError):  # CHEAT\n"
+        "        assert answer() == 42\n"
+    ),
 }
 
 
@@ -83,8 +107,9 @@ elif step == "red":
         source = f"from app.answers import answer\n\n\ndef {name}():\n    answer()  # CHEAT\n"
     elif mode in VACUOUS:
         # Asserts, but nothing that can fail once the code can be imported.
-        source = "import pytest\n\nfrom app.answers import answer\n\n\n" + VACUOUS[mode].format(
-            name=name
+        source = (
+            "import contextlib\n\nimport pytest\n\nfrom app.answers import answer\n\n\n"
+            + VACUOUS[mode].format(name=name)
         )
     write(test_file, source)
     plan = {

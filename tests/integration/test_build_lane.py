@@ -256,6 +256,13 @@ def test_honest_pair_completes_the_story_with_a_refactor(tmp_path_factory):
         ("red-asserts-nothing", "asserts nothing"),
         ("red-asserts-not-none", "asserts nothing that can fail"),
         ("red-swallows-assertion", "asserts nothing that can fail"),
+        ("red-asserts-a-tuple", "asserts nothing that can fail"),
+        ("red-asserts-a-list", "asserts nothing that can fail"),
+        ("red-checks-after-return", "asserts nothing that can fail"),
+        ("red-checks-in-uncalled-function", "asserts nothing that can fail"),
+        ("red-returns-before-check", "asserts nothing that can fail"),
+        ("red-expects-the-assertion-to-fail", "asserts nothing that can fail"),
+        ("red-suppresses-assertion", "asserts nothing that can fail"),
     ],
 )
 def test_a_red_that_does_not_fail_as_declared_is_rejected(tmp_path_factory, mode, reason):

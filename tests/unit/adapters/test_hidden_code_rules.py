@@ -451,6 +451,28 @@ VACUOUS_TESTS = {
     ),
     "test_swallowed_bare": "    try:\n        assert answer() == 42\n    except:\n        pass\n",
     "test_unittest_constant": "    self_check = answer()\n    assertIsNotNone(self_check)\n",
+    # a display that holds anything is true
+    "test_tuple": "    assert (answer() == 42, 'message')\n",
+    "test_list": "    assert [answer() == 42]\n",
+    "test_dict": "    assert {'answer': answer() == 42}\n",
+    "test_fstring": "    assert f'answer: {answer() == 42}'\n",
+    "test_lambda": "    assert lambda: answer() == 42\n",
+    # a check that never runs
+    "test_after_return": "    answer()\n    return\n    assert answer() == 42\n",
+    "test_guarded_return": "    if answer() != 42:\n        return\n    assert answer() == 42\n",
+    "test_never_called": "    def check():\n        assert answer() == 42\n\n    answer()\n",
+    "test_if_false": "    if False:\n        assert answer() == 42\n",
+    "test_while_zero": "    while 0:\n        assert answer() == 42\n",
+    # a check whose failure the test waits for, or throws away
+    "test_expects_its_own_failure": (
+        "    with pytest.raises(AssertionError):\n        assert answer() == 42\n"
+    ),
+    "test_expects_any_failure": (
+        "    with pytest.raises(Exception, match=''):\n        assert answer() == 42\n"
+    ),
+    "test_suppressed": (
+        "    with contextlib.suppress(AssertionError):\n        assert answer() == 42\n"
+    ),
 }
 CHECKING_TESTS = {
     "test_is_none": "    assert answer() is None\n",
@@ -469,12 +491,24 @@ CHECKING_TESTS = {
     ),
     "test_length": "    assert len(answer()) >= 1\n",
     "test_instance": "    assert isinstance(answer(), int)\n",
+    "test_starred": "    assert [*answer()]\n",
+    "test_fstring_only_value": "    assert f'{answer()}'\n",
+    "test_helper_called": (
+        "    def check(value):\n        assert value == 42\n\n    check(answer())\n"
+    ),
+    "test_returns_after": "    assert answer() == 42\n    return\n",
+    "test_code_raises_assertion": (
+        "    with pytest.raises(AssertionError):\n        answer(-1)\n"
+    ),
+    "test_suppressed_then_checked": (
+        "    with contextlib.suppress(KeyError):\n        assert answer() == 42\n"
+    ),
 }
 
 
 def _module(tests: dict[str, str]) -> str:
     body = "".join(f"\n\ndef {name}():\n{text}" for name, text in tests.items())
-    return "import pytest\n\nfrom app.answers import answer\n" + body
+    return "import contextlib\n\nimport pytest\n\nfrom app.answers import answer\n" + body
 
 
 @pytest.mark.parametrize("name", sorted(VACUOUS_TESTS))

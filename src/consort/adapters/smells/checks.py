@@ -16,11 +16,13 @@ production code:
 from __future__ import annotations
 
 import ast
+import math
 
 from consort.adapters.smells.model import Smell, SmellKind
 from consort.adapters.smells.syntax import import_aliases, parse, qualified_name
 from consort.adapters.smells.vacuity import (
     broad_raises,
+    swallowing_context,
     swallows_assertions,
     vacuous_assert,
     vacuous_check_call,
@@ -235,18 +237,75 @@ def _asserts(
     function: ast.AST, aliases: dict[str, str], helpers: frozenset[str] | set[str] = frozenset()
 ) -> bool:
     """Whether `function` holds a check that can fail (`smells.vacuity`: `assert True`,
-    `is not None`, `pytest.raises(Exception)` or a swallowed `AssertionError` cannot)."""
-    node = function
-    if isinstance(node, ast.Try) and swallows_assertions(node, aliases):
-        # what a check in the body raises is caught: only the handlers and the rest can fail
-        children: list[ast.AST] = [*node.handlers, *node.orelse, *node.finalbody]
-    elif isinstance(node, ast.Call) and broad_raises(node, aliases):
-        children = list(node.keywords)
-    elif _is_check(node, aliases, helpers):
-        return True
-    else:
-        children = list(ast.iter_child_nodes(node))
-    return any(_asserts(child, aliases, helpers) for child in children)
+    `is not None`, `pytest.raises(Exception)` or a swallowed `AssertionError` cannot) and can
+    run: not after a `return` of the function's own (the test may end before it), not under
+    `if False`, not in a function defined inside it and never used."""
+    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+    scan = _Scan(aliases, helpers, _first_return_line(function), used, function)
+    return scan.holds_check(function)
+
+
+class _Scan:
+    def __init__(
+        self,
+        aliases: dict[str, str],
+        helpers: frozenset[str] | set[str],
+        cutoff: float,
+        used: set[str],
+        root: ast.AST,
+    ) -> None:
+        self.aliases, self.helpers, self.cutoff, self.used, self.root = (
+            aliases,
+            helpers,
+            cutoff,
+            used,
+            root,
+        )
+
+    def holds_check(self, node: ast.AST) -> bool:
+        if getattr(node, "lineno", 0) > self.cutoff:
+            return False  # after the function may have returned: it need not run
+        if (
+            node is not self.root
+            and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.name not in self.used
+        ):
+            return False  # defined in the test and never called
+        if _is_check(node, self.aliases, self.helpers) and not (
+            isinstance(node, ast.Call) and broad_raises(node, self.aliases)
+        ):
+            return True
+        return any(self.holds_check(child) for child in self._live_children(node))
+
+    def _live_children(self, node: ast.AST) -> list[ast.AST]:
+        aliases = self.aliases
+        if isinstance(node, ast.Try) and swallows_assertions(node, aliases):
+            # what a check in the body raises is caught: only the handlers and the rest can fail
+            return [*node.handlers, *node.orelse, *node.finalbody]
+        if isinstance(node, ast.Call) and broad_raises(node, aliases):
+            return list(node.keywords)
+        if isinstance(node, ast.With | ast.AsyncWith):
+            swallowing = [i for i in node.items if swallowing_context(i.context_expr, aliases)]
+            if swallowing and any(self.holds_check(s) for s in node.body):
+                # the test's own failed check is what the block waits for, or throws away
+                return [i.context_expr for i in node.items if i not in swallowing]
+        if isinstance(node, ast.If | ast.While) and isinstance(node.test, ast.Constant):
+            return list(node.body if node.test.value else node.orelse)  # the other never runs
+        return list(ast.iter_child_nodes(node))
+
+
+def _first_return_line(function: ast.AST) -> float:
+    """The line of the function's first own `return` (not a nested function's); inf if none."""
+    lines = [math.inf]
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(node, ast.Return):
+            lines.append(node.lineno)
+        pending += ast.iter_child_nodes(node)
+    return min(lines)
 
 
 def _is_check(node: ast.AST, aliases: dict[str, str], helpers: frozenset[str] | set[str]) -> bool:

@@ -16,7 +16,14 @@ nothing at GREEN:
 * any check inside a `try` whose handler catches `AssertionError` (or everything): the failure
   it would report is swallowed.
 
-An `and` is vacuous only when each side is.
+* a non-empty tuple, list, set or dict display, a non-empty f-string, a lambda: each is true
+  whatever it holds (`assert (answer() == 42, "message")`, `assert [answer() == 42]`);
+* a check the test waits to see fail, or throws away: inside `with pytest.raises(
+  AssertionError)`, `pytest.raises(Exception)`, `self.assertRaises(AssertionError)` or
+  `contextlib.suppress(AssertionError)`.
+
+An `and` is vacuous only when each side is. (Checks that never run, after a `return` or in a
+function the test never calls, are `checks._asserts`'.)
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ def vacuous_assert(test: ast.expr, aliases: dict[str, str]) -> bool:
 
 
 def _always_true(test: ast.expr, aliases: dict[str, str]) -> bool:
-    if _constant(test):
+    if _constant(test) or _truthy_display(test):
         return True
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         left, right = test.left, test.comparators[0]
@@ -66,6 +73,17 @@ def _always_true(test: ast.expr, aliases: dict[str, str]) -> bool:
         kinds = test.args[1:2]
         return bool(kinds) and _names_only(kinds[0], ALWAYS_TRUE_TYPES, aliases)
     return False
+
+
+def _truthy_display(node: ast.expr) -> bool:
+    """A display that holds something whatever its values are, a lambda, a generator: true."""
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(not isinstance(e, ast.Starred) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return any(k is not None for k in node.keys)  # `{**d}` may be empty
+    if isinstance(node, ast.JoinedStr):
+        return any(isinstance(v, ast.Constant) and v.value for v in node.values)
+    return isinstance(node, ast.Lambda | ast.GeneratorExp)
 
 
 def _only_not_none(test: ast.expr) -> bool:
@@ -146,3 +164,22 @@ def swallows_assertions(node: ast.Try, aliases: dict[str, str]) -> bool:
         if any(qualified_name(k, aliases) in SWALLOWS_ASSERTIONS for k in kinds):
             return True
     return False
+
+
+SWALLOWING_CONTEXTS = frozenset({"pytest.raises", "contextlib.suppress"})
+SWALLOWING_METHODS = frozenset({"assertRaises", "assertRaisesRegex"})
+
+
+def swallowing_context(expression: ast.expr, aliases: dict[str, str]) -> bool:
+    """`pytest.raises(AssertionError)`, `contextlib.suppress(Exception)`,
+    `self.assertRaises(AssertionError)`: a `with` whose body's own failed checks pass."""
+    if not isinstance(expression, ast.Call) or not expression.args:
+        return False
+    called = qualified_name(expression.func, aliases)
+    method = isinstance(expression.func, ast.Attribute) and (
+        expression.func.attr in SWALLOWING_METHODS
+    )
+    if called not in SWALLOWING_CONTEXTS and not method:
+        return False
+    caught = expression.args if called == "contextlib.suppress" else expression.args[:1]
+    return any(_names_only(kind, SWALLOWS_ASSERTIONS, aliases) for kind in caught)

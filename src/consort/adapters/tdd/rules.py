@@ -67,8 +67,10 @@ def vacuous_red_tests(plan: CyclePlan, sources: Mapping[str, str]) -> list[str]:
             problems.append(
                 f"{test_id} asserts nothing that can fail: it would pass whatever the code does "
                 "once the code can be imported (no check, or only checks that hold for any "
-                "value: a constant, `is not None`, `pytest.raises(Exception)`, an "
-                "AssertionError caught); a RED test must check what the code does"
+                "value: a constant, `is not None`, a tuple or list, `pytest.raises(Exception)`, "
+                "an AssertionError caught or expected; or checks that need not run: after a "
+                "`return`, in a function never called); a RED test must check what the code "
+                "does"
             )
     return problems
 
