@@ -244,22 +244,25 @@ class BranchDatabases:
         with self.backend.admin() as conn:  # one login for the lookup and the whole build
             parent_info = self._require(parent, conn)
             template, source_role = self._template_for(parent_info, mode, point)
-            self._build(info, template=template, source_role=source_role, using=conn)
-            carried = self._stable_record(parent_info, conn, mode)
-            if carried is not None:
-                info = dataclasses.replace(info, migrated=carried)
-                _set_comment(conn, database, info)
-        return info
+            carried = self._build(
+                info,
+                template=template,
+                source_role=source_role,
+                using=conn,
+                parent=parent_info if mode is TemplateMode.DISCONNECT else None,
+            )
+        return info if carried is None else dataclasses.replace(info, migrated=carried)
 
     def _stable_record(
-        self, before: DbInfo, conn: psycopg.Connection[Any], mode: TemplateMode
+        self, before: DbInfo, conn: psycopg.Connection[Any]
     ) -> dict[str, Any] | None:
         """The parent's migration record where it is the same after a copy as before it: a
         migration of the parent meanwhile clears it first (`set_migrated`), so a copy made
-        while it ran carries nothing. A copy of a snapshot (made earlier) carries nothing."""
-        if before.migrated is None or mode is not TemplateMode.DISCONNECT:
+        while it ran carries nothing. A copy of a snapshot (made earlier) carries nothing:
+        callers pass no parent then."""
+        if before.migrated is None:
             return None
-        after = self.get(before.database, conn)
+        after = DbInfo.from_catalog(before.database, _comment(conn, before.database), None)
         return before.migrated if after is not None and after.migrated == before.migrated else None
 
     def set_migrated(self, database: str, record: dict[str, Any] | None) -> None:
@@ -334,15 +337,15 @@ class BranchDatabases:
         try:
             parent_info = self._require(parent, conn)
             template, source_role = self._template_for(parent_info, mode, point)
-            self._build(info, template=template, source_role=source_role, using=conn)
+            carried = self._build(
+                info,
+                template=template,
+                source_role=source_role,
+                using=conn,
+                parent=parent_info if mode is TemplateMode.DISCONNECT else None,
+            )
         except BaseException:
             conn.close()
-            raise
-
-        try:
-            carried = self._stable_record(parent_info, conn, mode)
-        except BaseException:
-            self._retire(name, info.role, conn)
             raise
         try:
             yield Ephemeral(name, info.role, self.backend.login_url(name, info.role), conn, carried)
@@ -479,47 +482,67 @@ class BranchDatabases:
         template: str,
         source_role: str | None,
         using: psycopg.Connection[Any] | None = None,
-    ) -> None:
+        parent: DbInfo | None = None,
+    ) -> dict[str, Any] | None:
         """Create `info.database` from `template` under a staging name, then rename it in place.
+
+        `parent`, where the copy is made of a branch database itself (not of a snapshot), is
+        its entry as the caller read it before: its migration record is carried into the copy
+        where it held still across it (`_stable_record`); returned, None where none was.
 
         Three commits: the copy; inside the copy, one transaction for the role, the objects'
         new owner, the grants and the comment; the rename that makes it appear under its name.
-        The role is made after the copy, so a failed copy leaves no role behind."""
+        The role is made after the copy, so a failed copy leaves no role behind. Every question
+        before the copy is one query, and the transaction inside is sent as one batch: a round
+        trip is cheap on an idle machine, but each waits for both processes to be scheduled."""
         with self._admin(using) as conn:
-            if _exists(conn, info.database):
+            before = _before_copy(conn, info.database, info.role, template, source_role)
+            if before.target_exists:
                 raise UsageError(f"database {info.database!r} already exists")
             staging = self._staging_name()
             created_role = False
             try:
-                template_info = (
-                    None
-                    if template in ("template0", "template1")
-                    else DbInfo.from_catalog(template, _comment(conn, template), None)
+                if parent is not None and parent.database == template:
+                    template_info: DbInfo | None = parent  # read by the caller already
+                elif template in ("template0", "template1"):
+                    template_info = None
+                else:
+                    template_info = DbInfo.from_catalog(template, before.template_comment, None)
+                strategy = (
+                    self.strategy.value
+                    if self.strategy is not CopyStrategy.AUTO
+                    else _strategy_for(before.template_size, before.file_copy_method)
                 )
                 if template_info is None or template_info.kind is DbKind.SNAPSHOT:
                     # template0 or a frozen snapshot: nobody may connect to it
                     conn.execute(
-                        f"CREATE DATABASE {_q(staging)} TEMPLATE {_q(template)}"
-                        f" STRATEGY {self._strategy(conn, template)}"
+                        f"CREATE DATABASE {_q(staging)} TEMPLATE {_q(template)} STRATEGY {strategy}"
                     )
                 else:
-                    self._copy_disconnecting(conn, staging, template)
+                    self._copy_disconnecting(conn, staging, template, strategy)
                 inject_fault("db-copied")
+                carried = None if parent is None else self._stable_record(parent, conn)
+                if carried is not None and info.kind is DbKind.BRANCH:
+                    info = dataclasses.replace(info, migrated=carried)
                 with _connect_as_admin(self.backend, staging) as inside, inside.transaction():
-                    password = self.backend.password(info.role)
-                    created_role = _ensure_role(inside, info.role, password)
-                    if source_role is not None and source_role != info.role:
-                        if _role_exists(inside, source_role):
-                            inside.execute(
-                                f"REASSIGN OWNED BY {_q(source_role)} TO {_q(info.role)}"
-                            )
-                    else:
-                        inside.execute(f"ALTER SCHEMA public OWNER TO {_q(info.role)}")
-                    inside.execute(f"REVOKE ALL ON DATABASE {_q(staging)} FROM PUBLIC")
+                    created_role = not before.role_exists
                     inside.execute(
-                        f"GRANT CONNECT, CREATE, TEMP ON DATABASE {_q(staging)} TO {_q(info.role)}"
+                        _configure_copy(
+                            inside,
+                            staging,
+                            info,
+                            self.backend.password(info.role),
+                            role_exists=before.role_exists,
+                            reassign_from=(
+                                source_role
+                                if source_role is not None
+                                and source_role != info.role
+                                and before.source_role_exists
+                                else None
+                            ),
+                            own_schema=source_role is None or source_role == info.role,
+                        )
                     )
-                    _set_comment(inside, staging, info)
                     inject_fault("db-configured")
                     inside_pid = inside.info.backend_pid
                 self._await_exit(conn, inside_pid)
@@ -530,6 +553,7 @@ class BranchDatabases:
                     with contextlib.suppress(Exception):
                         conn.execute(f"DROP ROLE IF EXISTS {_q(info.role)}")
                 raise
+        return carried
 
     def _await_exit(self, conn: psycopg.Connection[Any], pid: int) -> None:
         """Wait, briefly, until the server process of a connection just closed has exited.
@@ -556,7 +580,13 @@ class BranchDatabases:
             return self.strategy.value
         return copy_strategy(conn, template)
 
-    def _copy_disconnecting(self, conn: psycopg.Connection[Any], target: str, parent: str) -> None:
+    def _copy_disconnecting(
+        self,
+        conn: psycopg.Connection[Any],
+        target: str,
+        parent: str,
+        strategy: str | None = None,
+    ) -> None:
         """CREATE DATABASE target TEMPLATE parent, after ending every session on the parent.
 
         With nobody connected to the parent, the copy is made at once: PostgreSQL itself holds
@@ -564,7 +594,7 @@ class BranchDatabases:
         sessions are connected are new connections refused, those sessions ended, and
         connections allowed again after the copy: two commits and a window in which a crash
         leaves the parent refusing connections (`heal` re-allows them)."""
-        strategy = self._strategy(conn, parent)
+        strategy = strategy or self._strategy(conn, parent)
         create = f"CREATE DATABASE {_q(target)} TEMPLATE {_q(parent)} STRATEGY {strategy}"
         crash_point("branch.copy")
         try:
@@ -698,9 +728,92 @@ def copy_strategy(conn: psycopg.Connection[Any], template: str) -> str:
         " FROM pg_database WHERE datname = %s",
         (template,),
     ).fetchone()
-    if row is None or row[0] is None or row[1] == "clone":
+    return _strategy_for(None, None) if row is None else _strategy_for(row[0], row[1])
+
+
+def _strategy_for(size: int | None, file_copy_method: str | None) -> str:
+    if size is None or file_copy_method == "clone":
         return "FILE_COPY"
-    return "WAL_LOG" if int(row[0]) < WAL_LOG_BELOW_BYTES else "FILE_COPY"
+    return "WAL_LOG" if int(size) < WAL_LOG_BELOW_BYTES else "FILE_COPY"
+
+
+@dataclass(frozen=True)
+class _BeforeCopy:
+    """What a build asks the catalog before its copy, in one query."""
+
+    target_exists: bool
+    role_exists: bool
+    source_role_exists: bool
+    template_comment: str | None
+    template_size: int | None
+    file_copy_method: str | None
+
+
+def _before_copy(
+    conn: psycopg.Connection[Any], target: str, role: str, template: str, source_role: str | None
+) -> _BeforeCopy:
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = %(target)s),"
+        " EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %(role)s),"
+        " EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %(source)s),"
+        " (SELECT shobj_description(oid, 'pg_database') FROM pg_database"
+        "  WHERE datname = %(template)s),"
+        " (SELECT pg_database_size(oid) FROM pg_database WHERE datname = %(template)s),"
+        " current_setting('file_copy_method', true)",
+        {"target": target, "role": role, "source": source_role, "template": template},
+    ).fetchone()
+    if row is None:  # a SELECT without FROM always answers one row
+        raise ConsortError("the catalog did not answer")
+    return _BeforeCopy(bool(row[0]), bool(row[1]), bool(row[2]), row[3], row[4], row[5])
+
+
+# The fewest iterations SCRAM allows, for the verifiers of the roles Consort makes: iterations
+# stretch a guessable password, and these are 160-bit HMACs of the project secret
+# (`password_for`), which no number of guesses finds. PostgreSQL's default of 4096 costs
+# each CREATE ROLE and each login of the role (the client repeats them) several milliseconds.
+SCRAM_ITERATIONS = 1
+SCRAM_ITERATIONS_SINCE = 160000  # server_version_num of PostgreSQL 16
+
+
+def _configure_copy(
+    conn: psycopg.Connection[Any],
+    database: str,
+    info: DbInfo,
+    password: str,
+    *,
+    role_exists: bool,
+    reassign_from: str | None,
+    own_schema: bool,
+) -> Any:
+    """The statements that make a fresh copy `database` its role's, as one batch for the
+    connection into it: the login role (made, or its password reset) with its comment, the
+    objects' new owner, the database's privileges and its comment."""
+    from psycopg import sql
+
+    role = sql.Identifier(info.role)
+    db = sql.Identifier(database)
+    statements = []
+    if conn.info.server_version >= SCRAM_ITERATIONS_SINCE:
+        statements.append(sql.SQL("SET LOCAL scram_iterations = {}").format(SCRAM_ITERATIONS))
+    verb = "ALTER" if role_exists else "CREATE"
+    statements += [
+        sql.SQL(verb + " ROLE {} LOGIN NOINHERIT PASSWORD {}").format(role, sql.Literal(password)),
+        sql.SQL("COMMENT ON ROLE {} IS {}").format(role, sql.Literal(ROLE_COMMENT)),
+    ]
+    if reassign_from is not None:
+        statements.append(
+            sql.SQL("REASSIGN OWNED BY {} TO {}").format(sql.Identifier(reassign_from), role)
+        )
+    elif own_schema:
+        statements.append(sql.SQL("ALTER SCHEMA public OWNER TO {}").format(role))
+    statements += [
+        sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(db),
+        sql.SQL("GRANT CONNECT, CREATE, TEMP ON DATABASE {} TO {}").format(db, role),
+        sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+            db, sql.Literal(json.dumps(info.meta(), sort_keys=True))
+        ),
+    ]
+    return sql.SQL("; ").join(statements)
 
 
 def _in_use(exc: Exception) -> bool:
@@ -734,24 +847,6 @@ def _set_comment(conn: psycopg.Connection[Any], database: str, info: DbInfo) -> 
 
 def _role_exists(conn: psycopg.Connection[Any], role: str) -> bool:
     return conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is not None
-
-
-def _ensure_role(conn: psycopg.Connection[Any], role: str, password: str) -> bool:
-    """Create the login role (or reset its password), with its comment, in the caller's
-    transaction; True when it was created now."""
-    from psycopg import sql
-
-    exists = _role_exists(conn, role)
-    verb = "ALTER" if exists else "CREATE"
-    conn.execute(
-        sql.SQL(verb + " ROLE {} LOGIN NOINHERIT PASSWORD {}").format(
-            sql.Identifier(role), sql.Literal(password)
-        )
-    )
-    conn.execute(
-        sql.SQL("COMMENT ON ROLE {} IS {}").format(sql.Identifier(role), sql.Literal(ROLE_COMMENT))
-    )
-    return not exists
 
 
 def _drop_quietly(conn: psycopg.Connection[Any], database: str) -> None:
