@@ -72,10 +72,9 @@ def summary(data: dict[str, Any], width: int = SUMMARY_WIDTH) -> str:
 
 
 def _print_table(events: list[LogEntry]) -> None:
-    from rich.markup import escape
-
-    from consort.cli import ui
-    from consort.cli.table import Column, print_table
+    from consort.cli import plain, ui
+    from consort.cli.plain import escape
+    from consort.cli.table import GAP, Column
 
     # Only the data summary wraps, so the short columns stay whole while the terminal has room
     # for them. The year is left out to save width (`--json` has it).
@@ -91,6 +90,20 @@ def _print_table(events: list[LogEntry]) -> None:
         ]
         for event in events
     ]
+    if ui.plain_output():
+        # Unwrapped, no column gives way to the data: `narrowed` would keep them all.
+        everything = [*columns, Column("data")]
+        text = plain.borderless_table(
+            [(c.header, c.justify) for c in everything],
+            rows,
+            gap=GAP,
+            max_width=ui.UNWRAPPED_WIDTH - MIN_DATA_ROOM,
+        )
+        if text is not None:
+            ui.write_rendered(text)
+            return
+    from consort.cli.table import print_table
+
     shown, cells = narrowed(columns, rows, ui.console().width)
     print_table(ui.console(), [*shown, Column("data")], cells)
 

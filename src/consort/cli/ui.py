@@ -2,7 +2,8 @@
 
 On a terminal, text wraps at its width. Anywhere else (a pipe, a file, a CI log) nothing is
 wrapped: a path or a suggested command must stay one line that a person can copy or a program
-can read, whatever `COLUMNS` says.
+can read, whatever `COLUMNS` says. There, lines and tables are written by `cli.plain`, as Rich
+would write them, without importing Rich (what it cannot be sure of still goes through Rich).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
+
+from consort.cli import plain
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -43,47 +46,58 @@ def err_console() -> Console:
     return _unwrapped_unless_terminal(Console(stderr=True, highlight=False))
 
 
+def plain_output(stderr: bool = False) -> bool:
+    """Whether stdout (stderr) is no terminal, so that `cli.plain` may write to it."""
+    return plain.is_plain(sys.stderr if stderr else sys.stdout)
+
+
+def write_rendered(text: str, *, stderr: bool = False) -> None:
+    """Write text `cli.plain` rendered (no markup left in it)."""
+    stream = sys.stderr if stderr else sys.stdout
+    stream.write(text)
+    stream.flush()  # as Rich does after each print: stdout and stderr keep their order
+
+
+def _print(markup: str, *, stderr: bool = False) -> None:
+    """Print console markup and a newline, as Rich prints it."""
+    text = plain.line(markup) if plain_output(stderr) else None
+    if text is not None:
+        write_rendered(text, stderr=stderr)
+    else:
+        (err_console() if stderr else console()).print(markup)
+
+
 def say(text: str) -> None:
-    console().print(text)
+    _print(text)
 
 
 def step(line: str) -> None:
     """One progress line of a long command. Its text is Consort's own words, which name
     `consort.toml` tables ("[db] binaries") that must not be read as console markup."""
-    from rich.markup import escape
-
-    console().print(f"[dim]>[/dim] {escape(line)}")
+    _print(f"[dim]>[/dim] {plain.escape(line)}")
 
 
 def done(text: str) -> None:
     """A line of what was done, in Consort's words (which name tables such as "[test.env]")."""
-    from rich.markup import escape
-
-    console().print(f"[green]✓[/green] {escape(text)}")
+    _print(f"[green]✓[/green] {plain.escape(text)}")
 
 
 def warn(text: str) -> None:
-    from rich.markup import escape
-
-    err_console().print(f"[yellow]![/yellow] {escape(text)}")
+    _print(f"[yellow]![/yellow] {plain.escape(text)}", stderr=True)
 
 
 def error(text: str, fix: str | None = None) -> None:
-    from rich.markup import escape
-
-    err_console().print(f"[red]consort: error:[/red] {escape(text)}")
+    _print(f"[red]consort: error:[/red] {plain.escape(text)}", stderr=True)
     if fix:
-        err_console().print(f"  [dim]fix:[/dim] {escape(fix)}")
+        _print(f"  [dim]fix:[/dim] {plain.escape(fix)}", stderr=True)
 
 
 def stopped(text: str, then: Sequence[str] = ()) -> None:
     """A stop that is not an error: it waits for a person (an escalation) or was asked for (an
     interrupt). `then` are the lines saying what the person can do now."""
-    from rich.markup import escape
-
-    err_console().print(f"[yellow]consort: stopped:[/yellow] {escape(text)}")
+    _print(f"[yellow]consort: stopped:[/yellow] {plain.escape(text)}", stderr=True)
     for line in then:
-        err_console().print(f"  {escape(line)}")
+        _print(f"  {plain.escape(line)}", stderr=True)
 
 
 def megabytes(size: int | None) -> str:
@@ -107,6 +121,19 @@ class Col:
 
 
 def table(title: str | None, columns: Sequence[str | Col], rows: Sequence[Sequence[str]]) -> None:
+    if plain_output() and plain.draws_boxes(sys.stdout):
+        headers = [c.header if isinstance(c, Col) else c for c in columns]
+        text = plain.boxed_table(title, headers, rows, UNWRAPPED_WIDTH)
+        if text is not None:
+            write_rendered(text)
+            return
+    print_table(console(), title, columns, rows)
+
+
+def print_table(
+    out: Console, title: str | None, columns: Sequence[str | Col], rows: Sequence[Sequence[str]]
+) -> None:
+    """`table`, printed by Rich on `out`."""
     from rich.cells import cell_len
     from rich.table import Table
     from rich.text import Text
@@ -121,4 +148,4 @@ def table(title: str | None, columns: Sequence[str | Col], rows: Sequence[Sequen
             grid.add_column(col.header, overflow="fold")
     for row in rows:
         grid.add_row(*row)
-    console().print(grid)
+    out.print(grid)

@@ -37,6 +37,7 @@ def terminal(monkeypatch: pytest.MonkeyPatch, width: int = 80) -> io.StringIO:
     out = io.StringIO()
     screen = Console(file=out, width=width, force_terminal=True, color_system=None)
     monkeypatch.setattr(ui, "console", lambda: screen)
+    monkeypatch.setattr(ui, "plain_output", lambda stderr=False: False)  # Rich's to draw
     return out
 
 

@@ -6,8 +6,11 @@ libraries (each command imports what it needs inside itself)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+from consort.cli.plain import TERMINAL_SWITCHES
 
 HEAVY = ("pydantic", "psycopg", "rich", "starlette", "mcp", "uvicorn")
 ALLOWED_CONSORT = {
@@ -35,3 +38,43 @@ def test_the_cli_starts_without_the_command_api_adapters_or_heavy_libraries() ->
         and m not in ALLOWED_CONSORT
     ]
     assert heavy == [] and ours == [], (heavy, ours)
+
+
+# What `consort status`, `next` and `log` print, rendered as those commands render it, into a
+# pipe: where output is not a terminal, `cli.plain` writes it and Rich stays unloaded.
+RENDER_INTO_A_PIPE = """
+import json, sys
+from datetime import UTC, datetime
+from consort.app.log import LogEntry
+from consort.app.status import FeatureLine, StatusReport, StoryLine
+from consort.cli import log, ui
+from consort.cli.status_view import render_status
+
+render_status(StatusReport(
+    features=[FeatureLine("F1-x", "X", "build", "approved", "run-turn", {"ux": "accepted"})],
+    stories=[StoryLine("F1-x", "S1-y", "story/F1-x/S1-y", 1, 3, "T2 green", "open")],
+    branches=[{"current": True, "name": "main", "database": "main", "parent": None,
+               "size_bytes": 7864320}],
+    sandbox_warning="2 turns ran with sandbox = \\"off\\"",
+))
+ui.say("[bold]run the driver's green turn[/bold]  (build lane)")
+ui.say("why: T2 of S1-y is red")
+time = datetime(2026, 12, 1, 10, 30, 40, tzinfo=UTC)
+log._print_table([LogEntry(7, time, "orchestrator", "turn.finished", "F1-x/S1-y/T2",
+                           {"note": "x" * 200, "step": "green"}, {})])
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_status_next_and_log_render_into_a_pipe_without_rich() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in TERMINAL_SWITCHES}
+    done = subprocess.run(
+        [sys.executable, "-c", RENDER_INTO_A_PIPE],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    loaded = json.loads(done.stderr.splitlines()[-1])
+    assert "Features" in done.stdout and "12-01 10:30:40" in done.stdout  # it did render
+    assert [m for m in loaded if m.split(".")[0] == "rich"] == []
