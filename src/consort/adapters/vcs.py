@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -277,6 +276,8 @@ def commit_bytes(worktree: Path, message: str, *, allow_empty: bool = True) -> s
     itself: every file git does not ignore, hashed with `--no-filters` into a fresh index that
     carries no flags, then `commit-tree` and a checked `update-ref`.
     """
+    import tempfile
+
     head = sealed_git(worktree, "rev-parse", "-q", "--verify", "HEAD", check=False).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="consort-index-") as scratch:
         index_env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +16,8 @@ if TYPE_CHECKING:
 
 def _consort() -> str:
     """How to call this Consort: plain `consort` when the shell finds this one, else its path."""
+    import shutil
+
     here = Path(sys.executable).parent / "consort"
     found = shutil.which("consort")
     if found is not None and Path(found).resolve() == here.resolve():

@@ -6,7 +6,6 @@ import contextlib
 import fcntl
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,8 @@ def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
 
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     """`atomic_write_text` for bytes."""
+    import tempfile  # with `random` and `shutil`: not loaded by commands that only read
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

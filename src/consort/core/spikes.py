@@ -13,13 +13,13 @@ import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 
 from consort.core.errors import UsageError
 from consort.core.layout import Layout
-from consort.core.ledger.chain import TIME_FORMAT, Event, format_time
+from consort.core.ledger.chain import Event, format_time, parse_time
 from consort.core.ledger.kinds import EventType
 
 SPIKE_BRANCH_PREFIX = "spike/"
@@ -87,8 +87,6 @@ def subject_of(name: str) -> str:
     return SUBJECT_PREFIX + name
 
 
-def parse_time(text: str) -> datetime:
-    return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=UTC)
 
 
 def expiry(started: datetime, ttl: timedelta) -> str:

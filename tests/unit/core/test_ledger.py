@@ -490,3 +490,41 @@ def test_summary_is_one_cut_line() -> None:
     assert summary({"b": [1, 2], "a": "x\ny"}) == "a=x y b=[1, 2]"
     long = summary({"k": "v" * 500}, width=40)
     assert len(long) == 40 and long.endswith("…")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-12-01T10:30:40.123456Z",
+        "2024-02-29T23:59:59.999999Z",
+        "2026-12-01T10:30:40.000000Z",
+        "2023-02-29T10:30:40.000000Z",  # no such day
+        "2026-13-01T10:30:40.000000Z",
+        "2026-12-01T24:00:00.000000Z",
+        "2026-12-01T10:30:60.000000Z",
+        "2026-12-01T10:30:40.1Z",  # shapes only strptime reads
+        "2026-1-1T1:2:3.5Z",
+        "2026-12-01T10:30:40Z",
+        "2026-12-01 10:30:40.000000Z",
+        "2026-12-01T10:30:40.123456+00:00",
+        "٢٠٢٦-12-01T10:30:40.123456Z",
+        "",
+    ],
+)
+def test_event_times_read_as_strptime_reads_them(text: str) -> None:
+    from consort.core.ledger.chain import TIME_FORMAT, format_time, parse_time
+
+    try:
+        expected: datetime | type[ValueError] = datetime.strptime(text, TIME_FORMAT).replace(
+            tzinfo=UTC
+        )
+    except ValueError:
+        expected = ValueError
+    try:
+        got: datetime | type[ValueError] = parse_time(text)
+    except ValueError:
+        got = ValueError
+    assert got == expected
+    assert parse_time(format_time(datetime(2026, 12, 1, 10, 30, 40, 7, tzinfo=UTC))) == datetime(
+        2026, 12, 1, 10, 30, 40, 7, tzinfo=UTC
+    )

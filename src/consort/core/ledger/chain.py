@@ -10,8 +10,10 @@ Pure: bytes in, events and problems out. Reading and writing the file is `store`
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -47,6 +49,19 @@ def line_hash(line: bytes) -> str:
 
 def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime(TIME_FORMAT)
+
+
+# `format_time`'s own shape: read by `datetime.fromisoformat`, which gives what `strptime` gives
+# for it without loading `_strptime` (and about twenty times faster, for every event read).
+WRITTEN_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", re.ASCII)
+
+
+def parse_time(text: str) -> datetime:
+    """A time in `TIME_FORMAT`, in UTC; ValueError when it is none."""
+    if WRITTEN_TIME.fullmatch(text):
+        with contextlib.suppress(ValueError):  # no such day or hour: strptime says so
+            return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
+    return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -145,7 +160,7 @@ def _parse_time(text: object) -> datetime:
     try:
         if not isinstance(text, str):
             raise TypeError(text)
-        return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=UTC)
+        return parse_time(text)
     except (TypeError, ValueError) as exc:
         raise BadLine(
             f"has time {text!r}, not UTC ISO-8601 like 2024-01-31T12:00:00.000000Z"
