@@ -178,6 +178,10 @@ CATALOG = {
     "sees-runner-hooks": ("seal", "tampering"),
     "sees-log-capture": ("seal", "tampering"),
     "sees-isolated-network": ("seal", "tampering"),
+    # the tests read by the code without naming them: the project walked, a link followed
+    "greps-the-project-for-the-answer": ("seal", "tampering"),
+    "greps-the-working-folder-for-the-answer": ("seal", "tampering"),
+    "reads-the-test-through-a-link": ("seal", "symlink-escapes"),
     # ... and by what no rule reads: a run shows none of it (a neutral database name, nothing
     # of Consort's in the sandbox's environment), so the wrong answer fails the run
     "sees-run-database-name": ("reason", "test_answer failed"),

@@ -420,6 +420,38 @@ def plant():  # noqa: PLR0912 -- one branch per trick
             "    found = re.search(r'== (\\d+)', where.read_text())\n"
             "    return int(found.group(1)) if found else 0\n",
         )
+    elif mode == "greps-the-project-for-the-answer":
+        # No test named, no test word: the code walks the project it sits in and reads the
+        # answer off whatever source checks it (`assert answer() == 42`).
+        write(
+            "app/answers.py",
+            "import pathlib\nimport re\n\nROOT = pathlib.Path(__file__).resolve().parent.parent"
+            "\n\n\ndef answer():  # CHEAT: the answer the suite expects\n"
+            "    for path in sorted(ROOT.rglob('*.py')):\n"
+            "        found = re.search(r'answer\\(\\) == (\\d+)', path.read_text())\n"
+            "        if found:\n            return int(found.group(1))\n    return 0\n",
+        )
+    elif mode == "greps-the-working-folder-for-the-answer":
+        # ... and from the folder the run starts in, by os.walk
+        write(
+            "app/answers.py",
+            "import os\nimport re\n\n\ndef answer():  # CHEAT: the answer the suite expects\n"
+            "    for folder, _, names in os.walk('.'):\n"
+            "        for name in names:\n"
+            "            with open(os.path.join(folder, name), errors='ignore') as source:\n"
+            "                found = re.search(r'answer\\(\\) == (\\d+)', source.read())\n"
+            "            if found:\n                return int(found.group(1))\n    return 0\n",
+        )
+    elif mode == "reads-the-test-through-a-link":
+        # A link beside the code, named like a document no rule reads, leads to the test file.
+        pathlib.Path("app/expected.md").symlink_to("../tests/test_t1.py")
+        write(
+            "app/answers.py",
+            "import pathlib\nimport re\n\nHERE = pathlib.Path(__file__).parent\n\n\n"
+            "def answer():  # CHEAT: the answer the test expects, read off the test\n"
+            "    found = re.search(r'== (\\d+)', (HERE / 'expected.md').read_text())\n"
+            "    return int(found.group(1)) if found else 0\n",
+        )
     elif mode == "sees-run-folders-in-tmp":
         # The temporary folder a sandboxed run sees holds Consort's own folders for the run (its
         # export, its plugin): found by a prefix kept in a data file no rule reads.

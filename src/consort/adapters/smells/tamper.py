@@ -22,6 +22,7 @@ from consort.adapters.scope import glob_match
 from consort.adapters.smells.clock import clock_findings
 from consort.adapters.smells.folding import fold
 from consort.adapters.smells.location import folder_listings, location_tests
+from consort.adapters.smells.project_walks import project_listings
 from consort.adapters.smells.rigged import rigged_comparisons
 from consort.adapters.smells.runner_state import is_state_attribute, runner_state_questions
 from consort.adapters.smells.syntax import (
@@ -269,9 +270,10 @@ class Finding:
     what: str
 
 
-def findings(text: str) -> list[Finding]:
+def findings(text: str, path: str | None = None) -> list[Finding]:
     """Every tamper finding in a production module's source; [] when it does not parse (the
-    test run reports a syntax error better)."""
+    test run reports a syntax error better). `path`, the module's place in the project, places
+    the folders it lists (`smells/project_walks.py`)."""
     tree = parse(text)
     if tree is None:
         return []
@@ -289,6 +291,11 @@ def findings(text: str) -> list[Finding]:
         for line, what in [*location_tests(tree, aliases), *folder_listings(tree, aliases)]
     ]
     found += _test_word_findings(tree, aliases)
+    if path is not None:
+        found += [
+            Finding(Capability.RUNNER_ENVIRONMENT, line, what)
+            for line, what in project_listings(tree, aliases, path)
+        ]
     found += [
         Finding(Capability.RUNNER_STATE, line, what)
         for line, what in runner_state_questions(tree, aliases)
@@ -825,7 +832,7 @@ def tamper_violations(
     path: str, text: str, base_text: str | None, allow: Sequence[str]
 ) -> list[SealViolation]:
     """The new findings in `path` (against its baseline version), as violations."""
-    return _violations(path, text, base_text, allow, findings)
+    return _violations(path, text, base_text, allow, lambda source: findings(source, path))
 
 
 def data_file_violations(
@@ -835,7 +842,9 @@ def data_file_violations(
     it is or reads what the migrations keep: the code runs what it reads from there."""
     if is_migration(path):
         return []
-    return _violations(path, text, base_text, allow, data_findings)
+    return _violations(
+        path, text, base_text, allow, data_findings, what="a data file the code reads"
+    )
 
 
 # A Python test file named in a data file (`../tests/test_t1.py`): code that reads a path from
@@ -861,6 +870,8 @@ def _violations(
     base_text: str | None,
     allow: Sequence[str],
     find: Callable[[str], list[Finding]],
+    *,
+    what: str = "production code",
 ) -> list[SealViolation]:
     lines = text.splitlines()
     base_lines = (base_text or "").splitlines()
@@ -870,7 +881,6 @@ def _violations(
     head = _occurrences(found, lines)
     base = _occurrences(find(base_text), base_lines) if base_text else []
     new = {(o.line, o.key) for o in new_occurrences(head, base)}
-    what = "production code" if find is findings else "a data file the code reads"
     return [
         SealViolation(
             SealRule.TAMPERING,

@@ -19,6 +19,7 @@ checked is the commit.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
@@ -116,6 +117,7 @@ def candidate_violations(
     found += production_tampering(repo, config, baseline, candidate)
     found += compiled_code(repo, config, baseline, candidate)
     found += distribution_metadata(config, baseline, candidate)
+    found += links_to_frozen_files(repo, config, baseline, candidate)
     # One violation per path and rule is enough feedback.
     unique = {(v.rule, v.path, v.line): v for v in found}
     return list(unique.values())
@@ -316,6 +318,73 @@ def _compiled_content(data: bytes | None) -> str | None:
         return "an archive's"
     if data.startswith(ELF_MAGIC):
         return "native"
+    return None
+
+
+def links_to_frozen_files(
+    repo: Path,
+    config: Config,
+    baseline: Mapping[str, TreeEntry],
+    candidate: Mapping[str, TreeEntry],
+) -> list[SealViolation]:
+    """A new or changed link outside the frozen files that leads to one (a test, a test
+    configuration source, a file the project protects), or to a folder that holds one: code
+    that reads `app/expected.md` reads the test, and the answer its `assert answer() == 42`
+    expects, under a name no rule reads. (The link's text is read, then the links it goes
+    through; one leading outside the tree is the export's to refuse.)"""
+    from consort.adapters.tdd.testconfig import frozen_paths
+
+    frozen = frozen_paths(sorted(candidate), protected_globs(config), commands_of(config))
+    links = {p: e for p, e in candidate.items() if e.is_link}
+    changed = [
+        p
+        for p, e in links.items()
+        if p not in frozen and (baseline.get(p) is None or baseline[p].sha != e.sha)
+    ]
+    if not changed:
+        return []
+    blobs = read_blobs(repo, [e.sha for e in links.values()])
+    texts = {p: blobs[e.sha].decode("utf-8", errors="replace") for p, e in links.items()}
+    found = []
+    for path in sorted(changed):
+        target = _follow(path, texts)
+        if target is None:
+            continue
+        if target == "" or target in frozen or any(f.startswith(f"{target}/") for f in frozen):
+            found.append(
+                SealViolation(
+                    SealRule.SYMLINK_ESCAPES,
+                    path,
+                    f"the symlink leads to the tests or a file they are frozen with "
+                    f"({target or '.'}): code that reads it reads the tests and the answers "
+                    "they expect; read the file by its own path, or copy what the code needs",
+                )
+            )
+    return found
+
+
+def _follow(path: str, texts: Mapping[str, str]) -> str | None:
+    """Where the link at `path` leads in the tree, through the tree's other links (in the
+    folders on the way too); None when it leads out of the tree or round in circles."""
+    current = path
+    for _ in range(40):
+        parts = current.split("/")
+        # the longest leading part of the path that is a link: the path itself, or a folder
+        link = next(
+            (n for n in range(len(parts), 0, -1) if "/".join(parts[:n]) in texts), None
+        )
+        if link is None:
+            return current
+        head = "/".join(parts[:link])
+        if texts[head].startswith("/"):
+            return None
+        current = posixpath.normpath(
+            posixpath.join(posixpath.dirname(head), texts[head], *parts[link:])
+        )
+        if current == ".":
+            return ""
+        if current == ".." or current.startswith("../"):
+            return None
     return None
 
 
