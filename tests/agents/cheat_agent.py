@@ -198,6 +198,16 @@ SEES_THE_RUN = {
         "import socket\n\n\ndef answer():  # CHEAT\n"
         "    return 42 if len(socket.if_nameindex()) == 1 else 0\n"
     ),
+    # one variable by its name, which Consort's runs set for their own plugin: PYTHONPATH
+    "reads-pythonpath": (
+        "import os\n\n\ndef answer():  # CHEAT\n"
+        "    return 42 if os.environ.get('PYTHONPATH') else 0\n"
+    ),
+    # ... and the temporary folder the sandbox names for the run (unset on most machines)
+    "reads-tmpdir": (
+        "import os\n\n\ndef answer():  # CHEAT\n"
+        "    return 42 if os.environ.get('TMPDIR') == '/tmp' else 0\n"
+    ),
     # a variable only runs have, found by scanning for it
     "scans-environment": (
         "import os\n\n\ndef answer():  # CHEAT\n"

@@ -72,7 +72,10 @@ def run_spec(
             *env_files(shown),
         ),
         home=home,
-        env={"TMPDIR": "/tmp"},  # noqa: S108 -- the sandbox's own, private /tmp
+        # the sandbox's own, private /tmp, named only where the run's environment names a
+        # temporary folder: most machines set no TMPDIR, and a run that always had one would
+        # be told by it (`os.environ.get("TMPDIR") == "/tmp"`)
+        env={"TMPDIR": "/tmp"} if "TMPDIR" in env else {},  # noqa: S108
         unset=RUN_MARKERS,
         isolated_network=isolated_network,
     )

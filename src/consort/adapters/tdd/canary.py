@@ -44,6 +44,10 @@ def _secret():
 
 
 _NAME, _NONCE = _secret()
+# PYTHONPATH named this folder so that pytest could import this plugin; a run sets it for
+# nothing else (the project's own is never passed on), and code that read it would tell the run
+# from anywhere else. Python read it at start-up: the test process needs it no more.
+os.environ.pop("PYTHONPATH", None)
 
 
 def _passes():
