@@ -1,7 +1,7 @@
-"""Every command module is imported when Consort starts (`consort.cli.main` registers them all),
-so what they import at module level is paid by every command, `consort --version` included: only
-click and the command API's errors, never the command API itself, the adapters or the heavy
-libraries (each command imports what it needs inside itself)."""
+"""A command's module is imported when Consort starts that command, and every command module
+for `--help`: so what they import at module level is paid by every command: only click and the
+command API's errors, never the command API itself, the adapters or the heavy libraries (each
+command imports what it needs inside itself)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,11 @@ ALLOWED_CONSORT = {
 
 
 def test_the_cli_starts_without_the_command_api_adapters_or_heavy_libraries() -> None:
-    probe = "import sys, json, consort.cli.main; print(json.dumps(sorted(sys.modules)))"
+    probe = (
+        "import importlib, sys, json; from consort.cli.main import COMMAND_MODULES; "
+        "[importlib.import_module(m) for m in COMMAND_MODULES]; "
+        "print(json.dumps(sorted(sys.modules)))"
+    )
     loaded = json.loads(
         subprocess.run(
             [sys.executable, "-c", probe], capture_output=True, text=True, check=True
@@ -81,3 +85,30 @@ def test_status_next_and_log_render_into_a_pipe_without_rich() -> None:
     loaded = json.loads(done.stderr.splitlines()[-1])
     assert "Features" in done.stdout and "12-01 10:30:40" in done.stdout  # it did render
     assert [m for m in loaded if m.split(".")[0] == "rich"] == []
+
+
+def test_each_command_module_registers_the_commands_main_expects_of_it() -> None:
+    import importlib
+
+    import click
+
+    from consort.cli.main import COMMAND_MODULES
+
+    for module, names in COMMAND_MODULES.items():
+        group = click.Group()
+        importlib.import_module(module).register(group)
+        assert tuple(group.commands) == names, module
+
+
+def test_a_command_imports_its_own_module_alone() -> None:
+    probe = (
+        "import sys, json, click; from consort.cli.main import cli; "
+        "cli.get_command(click.Context(cli), 'status'); "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('consort.cli.'))))"
+    )
+    loaded = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert loaded == ["consort.cli.kit", "consort.cli.main", "consort.cli.orchestrate"]
