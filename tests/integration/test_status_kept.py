@@ -5,11 +5,15 @@ branch. Fail-closed: nothing changed in the files may be answered from before th
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from consort.cli.plain import TERMINAL_SWITCHES
 from tests.helpers import consort, git, ok
 
 pytestmark = pytest.mark.integration
@@ -101,3 +105,38 @@ def test_the_branch_table_follows_new_and_deleted_branches(fresh_project: Path) 
     ok(consort("branch", "gc", cwd=root))  # the database goes: the kept table is not used
     status, _ = _answers(root)
     assert [r["name"] for r in status["branches"]] == ["main"]
+
+
+# Runs a command as `consort` does and writes, at its exit, the modules it loaded.
+MODULES_AT_EXIT = (
+    "import atexit, json, sys\n"
+    "atexit.register(lambda: sys.stderr.write('\\n' + json.dumps(sorted(sys.modules))))\n"
+    "sys.argv = ['consort', *sys.argv[1:]]\n"
+    "from consort.cli.main import main\n"
+    "main()\n"
+)
+# What a kept answer (and the ledger's table) needs none of, printed into a pipe.
+NOT_ON_THE_KEPT_PATH = ("rich", "pydantic", "psycopg", "tempfile", "shutil", "_strptime")
+
+
+def test_kept_answers_and_the_log_load_no_rich_models_or_driver(fresh_project: Path) -> None:
+    root = fresh_project
+    request = root / "request.md"
+    request.write_text("Greet people\n\nSay hello to whoever asks.\n")
+    ok(consort("intake", "feature", "--file", str(request), cwd=root))
+    for command in ("status", "next"):
+        ok(consort(command, cwd=root))  # derived once, and kept
+    env = {k: v for k, v in os.environ.items() if k not in TERMINAL_SWITCHES}
+    for command in ("status", "next", "log"):
+        done = subprocess.run(
+            [sys.executable, "-c", MODULES_AT_EXIT, command],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert "Greet people" in done.stdout or "greet-people" in done.stdout.lower(), command
+        loaded = json.loads(done.stderr.splitlines()[-1])
+        unwanted = [m for m in loaded if m.split(".")[0] in NOT_ON_THE_KEPT_PATH]
+        assert unwanted == [], (command, unwanted)
