@@ -171,6 +171,7 @@ CATALOG = {
     "copies-environment": ("seal", "tampering"),
     "sees-small-pid": ("seal", "tampering"),
     "sees-export-folder": ("seal", "tampering"),
+    "reads-pwd": ("seal", "tampering"),
     "sees-run-folders-in-tmp": ("seal", "tampering"),
     "reads-test-file-named-in-data": ("seal", "tampering"),
     # ... by what the runner does to the interpreter, or the sandbox to the machine

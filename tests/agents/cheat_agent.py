@@ -203,6 +203,11 @@ SEES_THE_RUN = {
         "import os\n\n\ndef answer():  # CHEAT\n"
         "    return 42 if os.environ.get('PYTHONPATH') else 0\n"
     ),
+    # the folder it runs from, by the variable the process was started with, not by asking
+    "reads-pwd": (
+        "import os\n\n\ndef answer():  # CHEAT\n"
+        "    return 42 if os.environ.get('PWD', '').startswith('/tmp/') else 0\n"
+    ),
     # ... and the temporary folder the sandbox names for the run (unset on most machines)
     "reads-tmpdir": (
         "import os\n\n\ndef answer():  # CHEAT\n"

@@ -101,6 +101,16 @@ def caps(source: str) -> set[Capability]:
         # where the code runs from: a run's export is a folder of its own
         ("def f():\n    return '/tmp/' in __file__\n", Capability.RUNNER_ENVIRONMENT),
         ("import os\nx = os.getcwd().startswith('/home')\n", Capability.RUNNER_ENVIRONMENT),
+        # ... by the variable a shell sets for the working folder, read by its name
+        (
+            "import os\nx = os.environ.get('PWD', '').startswith('/tmp/')\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        (
+            "import os\nWHERE = os.getenv('PWD') or ''\nx = len(WHERE) > 30\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        ("import os\nx = 'run-' in os.environ['OLDPWD']\n", Capability.RUNNER_ENVIRONMENT),
         (
             "from pathlib import Path\nHERE = Path(__file__).resolve().parent\n"
             "ok = str(HERE).find('run') >= 0\n",

@@ -29,6 +29,11 @@ LOCATION_CALLS = frozenset(
     }
 )
 LOCATION_ATTRIBUTES = frozenset({"sys.executable", "sys.prefix", "sys.exec_prefix"})
+# The working folder as the process was started in it, by the variables a shell sets for it:
+# read by its name, one variable like any other, and the export's folder all the same.
+LOCATION_VARIABLES = frozenset({"PWD", "OLDPWD"})
+ENVIRONMENT_READS = frozenset({"os.getenv", "os.environ.get", "os.environb.get", "os.getenvb"})
+ENVIRONMENTS = frozenset({"os.environ", "os.environb"})
 # Tests of a string or a path, made on a location.
 TESTS = frozenset(
     {
@@ -170,7 +175,7 @@ def _tests_a_location(node: ast.Call, aliases: dict[str, str], names: set[str]) 
     return False
 
 
-def _location(node: ast.AST, aliases: dict[str, str], names: set[str]) -> bool:  # noqa: PLR0911
+def _location(node: ast.AST, aliases: dict[str, str], names: set[str]) -> bool:  # noqa: PLR0911, PLR0912
     """Whether `node` is a location, or made from one by shaping it (`Path(...)`, `.parent`,
     `str(...)`, a join), not by reading what is there or taking a file's name."""
     if isinstance(node, ast.Name):
@@ -182,9 +187,13 @@ def _location(node: ast.AST, aliases: dict[str, str], names: set[str]) -> bool: 
             return True
         return _location(node.value, aliases, names)
     if isinstance(node, ast.Subscript):
+        if (qualified_name(node.value, aliases) or "") in ENVIRONMENTS:
+            return _names_location_variable(node.slice)
         return _location(node.value, aliases, names)
     if isinstance(node, ast.BinOp):
         return _location(node.left, aliases, names) or _location(node.right, aliases, names)
+    if isinstance(node, ast.BoolOp):  # `os.getenv("PWD") or ""`
+        return any(_location(value, aliases, names) for value in node.values)
     if isinstance(node, ast.JoinedStr):
         return any(
             _location(v.value, aliases, names)
@@ -195,6 +204,8 @@ def _location(node: ast.AST, aliases: dict[str, str], names: set[str]) -> bool: 
         name = qualified_name(node.func, aliases) or ""
         if name in LOCATION_CALLS:
             return True
+        if name in ENVIRONMENT_READS:
+            return bool(node.args) and _names_location_variable(node.args[0])
         attribute = node.func.attr if isinstance(node.func, ast.Attribute) else name
         if attribute.rsplit(".", 1)[-1] in CONTENT_CALLS or attribute in TESTS:
             return False
@@ -204,3 +215,7 @@ def _location(node: ast.AST, aliases: dict[str, str], names: set[str]) -> bool: 
         ]
         return any(_location(arg, aliases, names) for arg in inner)
     return False
+
+
+def _names_location_variable(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in LOCATION_VARIABLES
