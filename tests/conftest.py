@@ -5,6 +5,7 @@ import json
 import shutil
 import signal
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,10 @@ collect_ignore = ["fixtures"]
 SHARED_ONCE = ("demo",)
 # Where each xdist worker writes which tests share a setup, for the controller's scheduler.
 GROUPS_KEY = "shared_setups_file"
+# Tests of minutes (`@pytest.mark.costly`, a whole demo of their own): the scheduler starts them,
+# and the tests sharing a SHARED_ONCE setup, before everything else, so that no worker is left
+# with one of them at the end while the other has nothing to do.
+COSTLY = "costly"
 
 
 _groups_folder: list[Path] = []  # the controller's, made for its first worker
@@ -53,12 +58,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadScopeScheduling
 
     class SharedSetupScheduling(LoadScopeScheduling):  # type: ignore[misc]
-        groups: dict[str, str] | None = None
+        collected: Collected | None = None
+        ordered = False
 
         def _split_scope(self, nodeid: str) -> str:
-            if self.groups is None:
-                self.groups = _collected_groups(self.nodes)
-            return self.groups.get(nodeid, nodeid)
+            if self.collected is None:
+                self.collected = _collected_groups(self.nodes)
+            return self.collected.groups.get(nodeid, nodeid)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ordered:  # the first assignment: the work queue is complete
+                self.ordered = True
+                costly = self.collected.costly if self.collected else frozenset()
+                first = [scope for scope in self.workqueue if scope in costly]
+                for scope in reversed(first):
+                    self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
 
     return SharedSetupScheduling(config, log)
 
@@ -70,14 +85,24 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _collected_groups(nodes: list[Any]) -> dict[str, str]:
+@dataclass(frozen=True)
+class Collected:
+    """What a worker wrote: each test's shared setup (tests of none are missing), and the scopes
+    to start first."""
+
+    groups: dict[str, str]
+    costly: frozenset[str]
+
+
+def _collected_groups(nodes: list[Any]) -> Collected:
     for node in nodes:
         path = Path(node.workerinput[GROUPS_KEY])
-        with contextlib.suppress(OSError, ValueError):
-            groups: dict[str, str] = json.loads(path.read_text())
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            written = json.loads(path.read_text())
+            collected = Collected(dict(written["groups"]), frozenset(written["costly"]))
             shutil.rmtree(path.parent, ignore_errors=True)
-            return groups
-    return {}
+            return collected
+    return Collected({}, frozenset())
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -97,9 +122,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for key in keys[1:]:
             parent[root(key)] = root(keys[0])
     groups = {nodeid: root(keys[0]) for nodeid, keys in shared.items() if keys}
+    costly = {
+        groups.get(item.nodeid, item.nodeid)
+        for item in items
+        if item.get_closest_marker(COSTLY) is not None
+        or any(key in SHARED_ONCE for key in shared[item.nodeid])
+    }
     with contextlib.suppress(OSError):  # a restarted worker's: the controller has read them
         partial = Path(target + ".partial")
-        partial.write_text(json.dumps(groups))
+        partial.write_text(json.dumps({"groups": groups, "costly": sorted(costly)}))
         partial.replace(target)
 
 

@@ -142,6 +142,7 @@ def test_git_status_is_clean_when_the_demo_ends(demo):
     )  # the committed ledger ends with the drive's own last record
 
 
+@pytest.mark.costly  # a whole demo of its own
 def test_setup_only_then_drive_in_steps_reaches_the_same_end(tmp_path):
     root = tmp_path / "steps"
     try:
