@@ -284,6 +284,7 @@ def _run_contained(  # noqa: PLR0912 -- one process's whole life
         for fd in (side_write, secret_read):
             if fd >= 0:
                 os.close(fd)
+    born = _start_ticks(child.pid)
     output = bytearray()
     report = bytearray()
     if child.stdout is None:
@@ -293,12 +294,8 @@ def _run_contained(  # noqa: PLR0912 -- one process's whole life
         readers.append(threading.Thread(target=_drain, args=(side_read, report), daemon=True))
     for reader in readers:
         reader.start()
-    timed_out = False
-    try:
-        child.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    leftovers, escaped = _end_run(child.pid, token)
+    timed_out = not _exits_within(child, timeout)
+    leftovers, escaped = _end_run(child.pid, token, born)
     if timed_out:
         child.wait()
     deadline = time.monotonic() + grace
@@ -306,7 +303,7 @@ def _run_contained(  # noqa: PLR0912 -- one process's whole life
         reader.join(max(0.0, deadline - time.monotonic()))
     held = any(reader.is_alive() for reader in readers)
     if held:  # one more sweep: a process may have started between the first and now
-        more, more_escaped = _end_run(child.pid, token)
+        more, more_escaped = _end_run(child.pid, token, born)
         leftovers += more
         escaped += more_escaped
     child.stdout.close()
@@ -322,6 +319,32 @@ def _run_contained(  # noqa: PLR0912 -- one process's whole life
         escaped=escaped,
         output_held=held,
     )
+
+
+def _exits_within(child: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait until `child` exits (True, and it is reaped) or `timeout` passes (False).
+
+    `Popen.wait(timeout)` polls, sleeping up to 50 ms between looks: a run would end that much
+    after its process did. A pidfd (Linux 5.3) becomes readable the moment the process exits."""
+    import select
+
+    try:
+        fd = os.pidfd_open(child.pid)
+    except (AttributeError, OSError):  # an older kernel, or reaped already
+        try:
+            child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(max(0, int(timeout * 1000))):
+            return False
+    finally:
+        os.close(fd)
+    child.wait()
+    return True
 
 
 def _secret_pipe(data: bytes) -> int:
@@ -342,8 +365,12 @@ def _drain(fd: int, into: bytearray) -> None:
         return
 
 
-def _end_run(session: int, token: str) -> tuple[int, int]:
+def _end_run(session: int, token: str, born: int | None = None) -> tuple[int, int]:
     """Kill the session's processes and every process carrying the run's token.
+
+    `born`: when the run's first process started (`_start_ticks`); a process started before
+    it cannot carry the token, made for this run, and its environment is not read (a machine
+    runs hundreds of processes: reading each one's is most of this sweep).
 
     Returns (how many were alive, how many of those had left the session)."""
     import signal
@@ -358,8 +385,12 @@ def _end_run(session: int, token: str) -> tuple[int, int]:
         if not entry.isdigit() or int(entry) in (me, session):
             continue
         pid = int(entry)
-        in_session = _session_of(pid) == session
-        carries = in_session or _carries(pid, marker)
+        fields = _live_stat(pid)
+        if fields is None:
+            continue
+        in_session = int(fields[3]) == session
+        older = born is not None and int(fields[19]) < born
+        carries = in_session or (not older and _carries(pid, marker))
         if not carries:
             continue
         try:
@@ -449,6 +480,12 @@ def processes_named(name: str, *, inside: Path) -> list[int]:
         if cwd.is_relative_to(base) and is_alive(int(entry.name)):
             found.append(int(entry.name))
     return found
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When process `pid` started, in clock ticks since boot; None when it is gone."""
+    fields = _live_stat(pid)
+    return None if fields is None else int(fields[19])
 
 
 def _session_of(pid: int) -> int | None:

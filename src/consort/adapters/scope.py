@@ -219,7 +219,11 @@ def changed_files(tree: Path, base: str, *, exempt: Sequence[str] = ()) -> list[
     Paths matching an `exempt` glob (Consort's own files written during the turn, such as the
     turn folder) are left out.
     """
-    top = _toplevel(tree)
+    return _changed_at(_toplevel(tree), base, exempt)
+
+
+def _changed_at(top: Path, base: str, exempt: Sequence[str]) -> list[FileChange]:
+    """`changed_files` of the working tree whose top folder is `top`."""
     current = _snapshot_at(top)
     raw = sealed_git(
         top, "diff-tree", "-r", "-z", "--no-renames", "--raw", base, current, timeout=GIT_TIMEOUT_S
@@ -249,8 +253,10 @@ def enforce_scope(
     tree: Path, base: str, scope: WriteScope, *, exempt: Sequence[str] = ()
 ) -> ScopeReport:
     """`check_scope`, then put every violating path back as it was in `base`."""
-    report = check_scope(tree, base, scope, exempt=exempt)
-    revert(tree, base, report.violations)
+    top = _toplevel(tree)  # asked once for both (each git process costs milliseconds)
+    changes = _changed_at(top, base, exempt)
+    report = ScopeReport(tuple(changes), tuple(scope.violations(changes)))
+    _revert_at(top, base, report.violations)
     return report
 
 
@@ -273,7 +279,10 @@ def revert_outside_scope(
 
 
 def revert(tree: Path, base: str, violations: Iterable[Violation]) -> None:
-    top = _toplevel(tree)
+    _revert_at(_toplevel(tree), base, violations)
+
+
+def _revert_at(top: Path, base: str, violations: Iterable[Violation]) -> None:
     added = sorted({v.path for v in violations if v.kind is ChangeKind.ADDED})
     restored = sorted({v.path for v in violations if v.kind is not ChangeKind.ADDED})
     # Deletions first: a file the agent put where a folder was must go before the folder's

@@ -278,7 +278,9 @@ def commit_bytes(worktree: Path, message: str, *, allow_empty: bool = True) -> s
     """
     import tempfile
 
-    head = sealed_git(worktree, "rev-parse", "-q", "--verify", "HEAD", check=False).stdout.strip()
+    # HEAD and its tree in one process; both fail where HEAD is unborn.
+    asked = sealed_git(worktree, "rev-parse", "HEAD", "HEAD^{tree}", check=False)
+    head, head_tree = asked.stdout.split() if asked.ok else ("", "")
     with tempfile.TemporaryDirectory(prefix="consort-index-") as scratch:
         index_env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
         listed = sealed_git(
@@ -296,8 +298,7 @@ def commit_bytes(worktree: Path, message: str, *, allow_empty: bool = True) -> s
             input_text="".join(records),
         )
         tree = sealed_git(worktree, "write-tree", extra_env=index_env).stdout.strip()
-    head_tree = sealed_git(worktree, "rev-parse", f"{head}^{{tree}}").stdout if head else ""
-    unchanged = head_tree.strip() == tree
+    unchanged = head_tree == tree
     if unchanged and not allow_empty:
         return None
     parents = ["-p", head] if head else []

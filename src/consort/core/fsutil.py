@@ -36,6 +36,26 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     _fsync_dir(path.parent)
 
 
+def replace_text(path: Path, text: str, *, mode: int = 0o644) -> None:
+    """Write text whole through a temporary file and a rename, like `atomic_write_text`, but
+    without waiting for the disk: readers still see the old or the new file, and a machine
+    crash may lose it. Only for logs kept to be read by a person (a run's output), never for
+    state or evidence; each sync costs a run several milliseconds on a busy disk."""
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
 def atomic_write_json(path: Path, data: Any, *, mode: int = 0o644) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n", mode=mode)
 

@@ -12,23 +12,47 @@ loss: the postmaster restarts its backends and keeps its start time.
 
 from __future__ import annotations
 
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
 from consort.adapters.db.backend import Backend
 from consort.core.errors import ConsortError
+
+if TYPE_CHECKING:
+    import psycopg
 
 IDENTITY_SQL = "SELECT pg_postmaster_start_time()::text"
 
 
-def server_identity(backend: Backend) -> str:
-    """The running server's identity (its postmaster's start time); starts it when it is down."""
+def server_identity(backend: Backend, using: psycopg.Connection[Any] | None = None) -> str:
+    """The running server's identity (its postmaster's start time); starts it when it is down.
+    Asked over `using` where given, else over a new connection."""
+    if using is not None:
+        row = using.execute(IDENTITY_SQL).fetchone()
+        return str(row[0]) if row else ""
     with backend.admin() as conn:
-        row = conn.execute(IDENTITY_SQL).fetchone()
-    return str(row[0]) if row else ""
+        return server_identity(backend, conn)
 
 
-def server_loss(backend: Backend, identity: str) -> str | None:
-    """Why the server identified by `identity` was lost since, or None when it still serves."""
+def server_loss(
+    backend: Backend, identity: str, using: psycopg.Connection[Any] | None = None
+) -> str | None:
+    """Why the server identified by `identity` was lost since, or None when it still serves.
+
+    Asked over `using` (the connection `identity` was read over) where it still works: a
+    server that restarted, or whose backends were all restarted after one crashed, has broken
+    it, and a new connection asks again."""
+    import psycopg
+
     if not backend.is_running():
         return "the database server stopped"
+    if using is not None and not using.closed and not using.broken:
+        try:
+            now = server_identity(backend, using)
+        except psycopg.Error:
+            pass
+        else:
+            return None if now == identity else "the database server was restarted"
     try:
         now = server_identity(backend)
     except ConsortError as exc:
@@ -36,3 +60,35 @@ def server_loss(backend: Backend, identity: str) -> str | None:
     if now != identity:
         return "the database server was restarted"
     return None
+
+
+class ServerWatch:
+    """A run's look at the server: its identity read when the block starts, and `loss()`
+    asked after the run over the same connection (a login saved), held idle meanwhile on the
+    maintenance database."""
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+        self._conn: psycopg.Connection[Any] | None = None
+        self.identity = ""
+
+    def __enter__(self) -> ServerWatch:
+        self._conn = self.backend.admin()
+        try:
+            self.identity = server_identity(self.backend, self._conn)
+        except BaseException:
+            self._conn.close()
+            raise
+        return self
+
+    def loss(self) -> str | None:
+        return server_loss(self.backend, self.identity, self._conn)
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._conn is not None:
+            self._conn.close()

@@ -174,18 +174,28 @@ class DefaultState(NamedTuple):
     generated: bool
 
 
-def settle(backend: Backend, database: str, *, settle_s: float = SETTLE_S) -> None:
+def settle(
+    backend: Backend,
+    database: str,
+    *,
+    settle_s: float = SETTLE_S,
+    using: psycopg.Connection[Any] | None = None,
+) -> None:
     """Wait until no backend is connected to `database` (or `settle_s` passed): each reports
-    its statistics as it ends."""
+    its statistics as it ends. Asked over `using` (an admin connection elsewhere, such as the
+    one a throwaway child was built with) where given."""
+    if using is None:
+        with backend.admin() as conn:
+            settle(backend, database, settle_s=settle_s, using=conn)
+        return
     deadline = time.monotonic() + settle_s
-    with backend.admin() as conn:
-        while True:
-            busy = conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (database,)
-            ).fetchone()
-            if not busy or not busy[0] or time.monotonic() > deadline:
-                return
-            time.sleep(0.02)
+    while True:
+        busy = using.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (database,)
+        ).fetchone()
+        if not busy or not busy[0] or time.monotonic() > deadline:
+            return
+        time.sleep(0.02)
 
 
 def table_writes(conn: psycopg.Connection[Any]) -> dict[str, int]:

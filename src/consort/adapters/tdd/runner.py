@@ -23,7 +23,7 @@ from typing import Any
 from consort.adapters import proc
 from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_of
 from consort.adapters.db.extensions import fix_for, missing_in_output
-from consort.adapters.db.liveness import server_identity, server_loss
+from consort.adapters.db.liveness import ServerWatch
 from consort.adapters.db.migration_trace import (
     CatalogValues,
     DefaultState,
@@ -73,7 +73,7 @@ from consort.adapters.vcs import TreeEntry, tree_entries
 from consort.core.config import MigrateSection, RunnerKind
 from consort.core.crashpoint import crash_point
 from consort.core.errors import ConsortError, UsageError
-from consort.core.fsutil import atomic_write_bytes, atomic_write_text, file_lock
+from consort.core.fsutil import atomic_write_bytes, file_lock, replace_text
 from consort.core.ledger.events import RunRecord
 from consort.core.project import Project
 from consort.core.seal import SealRule, SealViolation
@@ -252,40 +252,40 @@ def run_suite(
     """
     allow = on_server_lost or bounded_restarts()
     while True:
-        identity = server_identity(dbs.backend)
-        try:
-            evidence, report = _run_once(
-                project,
-                dbs,
-                repo,
-                parent_database,
-                commit,
-                label=label,
-                baseline=baseline,
-                tests_may_change=tests_may_change,
-                then=then,
-            )
-        except Exception as exc:
-            reason = server_loss(dbs.backend, identity)
-            if reason is None:
-                raise
-            if not allow(ServerLoss(label, reason)):
-                raise ServerLost(
-                    f"the run {label} lost the database server again ({reason}): {exc}",
-                    fix="see the server's log (`consort db status`), then `consort drive`",
-                ) from exc
-        else:
-            # Asked after every run, passing or not: what failed is the run's output to tell,
-            # and that output is the code under test's to write.
-            reason = server_loss(dbs.backend, identity) or evidence.database_lost or None
-            if reason is None:
-                return evidence, report
-            if not allow(ServerLoss(evidence.run, reason)):
-                lost = (
-                    f"{reason} during this run, and the restarts allowed for this step are "
-                    "used up: the failure counts"
+        with ServerWatch(dbs.backend) as watch:
+            try:
+                evidence, report = _run_once(
+                    project,
+                    dbs,
+                    repo,
+                    parent_database,
+                    commit,
+                    label=label,
+                    baseline=baseline,
+                    tests_may_change=tests_may_change,
+                    then=then,
                 )
-                return replace(evidence, problems=(*evidence.problems, lost)), report
+            except Exception as exc:
+                reason = watch.loss()
+                if reason is None:
+                    raise
+                if not allow(ServerLoss(label, reason)):
+                    raise ServerLost(
+                        f"the run {label} lost the database server again ({reason}): {exc}",
+                        fix="see the server's log (`consort db status`), then `consort drive`",
+                    ) from exc
+            else:
+                # Asked after every run, passing or not: what failed is the run's output to
+                # tell, and that output is the code under test's to write.
+                reason = watch.loss() or evidence.database_lost or None
+                if reason is None:
+                    return evidence, report
+                if not allow(ServerLoss(evidence.run, reason)):
+                    lost = (
+                        f"{reason} during this run, and the restarts allowed for this step are "
+                        "used up: the failure counts"
+                    )
+                    return replace(evidence, problems=(*evidence.problems, lost)), report
         dbs.backend.ensure_running()
 
 
@@ -447,7 +447,7 @@ class SealedRun:
             return []
         if after is None and self._applies_nothing(child):
             self.migrate_exit = 0
-            atomic_write_text(
+            replace_text(
                 self.run_dir / "migrate.out",
                 "not run: Consort migrated the parent database with these same migrations, and "
                 "the child is at the revisions they reached\n",
@@ -495,7 +495,7 @@ class SealedRun:
         if result.returncode != 0:
             self._note_loss(child)
             return None
-        settle(self.dbs.backend, child.database)
+        settle(self.dbs.backend, child.database, using=child.admin)
         with self.dbs.backend.admin(child.database) as conn:
             return DatabaseState.read(conn), table_writes(conn)
 
@@ -604,7 +604,7 @@ class SealedRun:
         child (`migration_rules`), beyond `before` and the rows `writes_before` counts."""
         if not self.reads_migrations:
             return []
-        settle(self.dbs.backend, child.database)
+        settle(self.dbs.backend, child.database, using=child.admin)
         seeds = declared_seeds(self.project.layout)
         with self.dbs.backend.admin(child.database) as conn:
             writes = {
@@ -639,7 +639,7 @@ class SealedRun:
         ]
 
     def _log(self, name: str, result: proc.Contained) -> None:
-        atomic_write_text(self.run_dir / f"{name}.out", result.output)
+        replace_text(self.run_dir / f"{name}.out", result.output)
 
     def evidence(
         self,
@@ -697,7 +697,7 @@ class SealedRun:
             id_prefix=self.invocation.id_prefix if self.invocation else "",
             database_lost=self.database_lost,
         )
-        atomic_write_text(self.run_dir / "output.txt", self.tail)
+        replace_text(self.run_dir / "output.txt", self.tail)
         return evidence, report
 
     def _no_report(self) -> str:
