@@ -1,12 +1,13 @@
-"""An unsandboxed turn's process that outlives the turn, to approve the gate the person must.
+"""An unsandboxed turn's or run's process that outlives it, to approve the gate the person must.
 
 With `[agents] sandbox = "off"` a turn's processes are the person's user: one left running after
 the turn answers `consort approve design` at a terminal of its own exactly as the person would.
 The spec author (lingering_agent.py) leaves one that has left the turn's process group and
 session and carries none of Consort's variables. Every process a turn started is still Consort's
 descendant (Consort reaps its orphans while an unsandboxed turn runs), so it ends with the turn,
-and the turn fails with a `process-escaped` violation. Real project: the embedded PostgreSQL,
-real git, interactive gates.
+and the turn fails with a `process-escaped` violation. The navigator's does it from the test it
+writes, in Consort's own RED run: the same holds for a run that is not sandboxed. Real project:
+the embedded PostgreSQL, real git, interactive gates.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pytest
 
 from tests.helpers import consort, git, ok, processes_naming
 from tests.integration.conftest import destroy_project_cluster
+from tests.integration.test_design_lane import approve_at_terminal
 
 pytestmark = pytest.mark.integration
 
@@ -38,10 +40,11 @@ def events(root: Path) -> list[dict]:
     return [json.loads(line) for line in lines]
 
 
-def configure(root: Path, marker: str) -> None:
+def configure(root: Path, marker: str, role: str = "spec-author") -> None:
     honest = json.dumps([sys.executable, str(HONEST), str(MINI), "honest", marker])
+    as_navigator = ["navigator"] if role == "navigator" else []
     lingering = json.dumps(
-        [sys.executable, str(LINGERING), str(MINI), marker, str(HONEST), FEATURE]
+        [sys.executable, str(LINGERING), str(MINI), marker, str(HONEST), FEATURE, *as_navigator]
     )
     (root / "consort.toml").write_text(
         f"""
@@ -57,7 +60,7 @@ retries = 1
 default = "command"
 sandbox = "off"
 command = {honest}
-[agents.spec-author]
+[agents.{role}]
 command = {lingering}
 """
     )
@@ -120,5 +123,50 @@ def test_the_turn_that_left_it_failed_on_record(lingered: tuple[Path, str]) -> N
     assert first_spec["type"] == "turn.failed", first_spec
     assert any("left" in error and "running" in error for error in first_spec["data"]["errors"])
     # The retry was honest; the drive went on to the gate, where it waits.
+    assert recorded[-1]["type"] == "drive.stopped"
+    assert recorded[-1]["data"]["reason"] == "await-gate"
+
+
+@pytest.fixture(scope="module")
+def lingered_from_a_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    root = tmp_path_factory.mktemp("linger-run") / "counter"
+    marker = f"linger-{uuid.uuid4().hex[:12]}"
+    try:
+        ok(consort("init", str(root), cwd=root.parent))
+        configure(root, marker, role="navigator")
+        git(root, "add", "-A")
+        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
+        ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+        ok(consort("drive", "--until", "design", cwd=root, timeout=600))
+        code, said = approve_at_terminal(root, FEATURE)
+        assert code == 0, said
+        consort("drive", cwd=root, timeout=900)  # the build, as far as it goes
+        time.sleep(8)  # several of the lingering process's attempts, were it alive
+        yield root, marker
+    finally:
+        for pid in processes_naming(marker):  # only if it outlived its run; the test says so
+            os.kill(pid, 9)
+        destroy_project_cluster(root)
+
+
+def test_a_process_a_run_left_behind_ended_with_it_and_the_story_gate_waits(
+    lingered_from_a_run: tuple[Path, str],
+) -> None:
+    root, marker = lingered_from_a_run
+    assert processes_naming(marker) == []
+    recorded = events(root)
+    story_approvals = [
+        e for e in recorded if e["type"] == "gate.approved" and e["data"]["gate"] == "story"
+    ]
+    assert story_approvals == []
+    escaped = [
+        e
+        for e in recorded
+        if e["type"] == "violation.recorded"
+        and e["data"].get("seal_rule") == "process-escaped"
+        and e["data"].get("run")
+    ]
+    assert escaped, [e["type"] for e in recorded]
+    # The navigator's retry was honest: the build went on to the story gate, where it waits.
     assert recorded[-1]["type"] == "drive.stopped"
     assert recorded[-1]["data"]["reason"] == "await-gate"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
+
+import pytest
 
 from consort.adapters import reaper
 from consort.adapters.proc import is_alive as proc_alive
@@ -110,3 +113,28 @@ def test_a_contained_run_in_progress_is_spared_with_what_it_started(tmp_path) ->
         run.join()
     (result,) = results
     assert result.returncode == 0 and result.leftovers == 1
+
+
+@pytest.mark.parametrize("reap", [True, False])
+def test_a_background_app_outside_a_sandbox_takes_what_it_hid_with_it(tmp_path, reap) -> None:
+    from consort.adapters import proc
+
+    marker = f"reaper-app-{time.monotonic_ns()}"
+    app = HIDDEN.replace("os.wait(); sys.exit(0)", "os.wait(); time.sleep(600)")
+    try:
+        with proc.background(
+            [sys.executable, "-c", app, marker],
+            cwd=tmp_path,
+            env={},
+            output=tmp_path / "log",
+            reap=reap,
+        ):
+            deadline = time.monotonic() + 30
+            while len(processes_naming(marker)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(processes_naming(marker)) == 2  # the app, and the one it hid
+        # Without the reaper, the hidden one outlives the app: what `reap` is for.
+        assert len(processes_naming(marker)) == (0 if reap else 1)
+    finally:
+        for pid in processes_naming(marker):
+            os.kill(pid, 9)

@@ -9,8 +9,12 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from consort.core.errors import ConsortError
+
+if TYPE_CHECKING:
+    from consort.adapters.reaper import Reaper
 
 # ---- the owner of the children: who started them, so that a crash's survivors are found -----
 
@@ -213,6 +217,7 @@ def run_contained(
     grace: float = 2.0,
     side_channel: bool = False,
     secret_input: bytes | None = None,
+    reap: bool = False,
 ) -> Contained:
     """Run argv in a session of its own and end everything it started when it ends.
 
@@ -226,12 +231,18 @@ def run_contained(
     child gets the read end of a pipe holding those bytes and nothing more, its number in
     `SECRET_INPUT_VAR`: the first reader (Consort's own plugin, loaded before any code of the
     project's) takes them, and whoever looks later finds an empty, closed pipe.
+    With `reap` (a run outside any sandbox, whose PID namespace would end them), the processes
+    it started are also found by their ancestry (`adapters.reaper`): one that left the session
+    and the token behind is ended too, and counted as escaped.
     """
     import secrets
 
+    from consort.adapters.reaper import Reaper
+
     token = secrets.token_hex(16)
-    with _live(token):
+    with _live(token), Reaper() if reap else contextlib.nullcontext() as reaper:
         return _run_contained(
+            reaper,
             token,
             argv,
             cwd=cwd,
@@ -244,6 +255,7 @@ def run_contained(
 
 
 def _run_contained(  # noqa: PLR0912 -- one process's whole life
+    reaper: Reaper | None,
     token: str,
     argv: Sequence[str | os.PathLike[str]],
     *,
@@ -298,6 +310,11 @@ def _run_contained(  # noqa: PLR0912 -- one process's whole life
     leftovers, escaped = _end_run(child.pid, token, born)
     if timed_out:
         child.wait()
+    if reaper is not None:
+        child.poll()
+        hidden = reaper.end(spare=child.pid)
+        leftovers += hidden
+        escaped += hidden
     deadline = time.monotonic() + grace
     for reader in readers:
         reader.join(max(0.0, deadline - time.monotonic()))
@@ -559,32 +576,39 @@ def background(
     env: Mapping[str, str],
     output: Path,
     grace: float = 10.0,
+    reap: bool = False,
 ) -> Iterator[Background]:
     """Start argv in a session of its own, stdout and stderr to `output`; stopped when the
-    block ends, however it ends."""
+    block ends, however it ends. With `reap` (outside any sandbox), what it started is also
+    found by its ancestry when it stops, as `run_contained` does."""
     import secrets
+
+    from consort.adapters.reaper import Reaper
 
     token = secrets.token_hex(16)
     args = tuple(os.fspath(a) for a in argv)
-    with output.open("wb") as sink:
+    with contextlib.ExitStack() as stack:
+        if reap:
+            stack.enter_context(Reaper())  # entered first: it ends last, after `stop`
+        with output.open("wb") as sink:
+            try:
+                child = subprocess.Popen(
+                    args,
+                    cwd=cwd,
+                    env={**with_owner(env), SESSION_TOKEN_VAR: token},
+                    stdin=subprocess.DEVNULL,
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except FileNotFoundError as exc:
+                raise ConsortError(f"cannot run `{args[0]}`: program not found") from exc
+        running = Background(child, token)
         try:
-            child = subprocess.Popen(
-                args,
-                cwd=cwd,
-                env={**with_owner(env), SESSION_TOKEN_VAR: token},
-                stdin=subprocess.DEVNULL,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except FileNotFoundError as exc:
-            raise ConsortError(f"cannot run `{args[0]}`: program not found") from exc
-    running = Background(child, token)
-    try:
-        with _live(token):
-            yield running
-    finally:
-        running.stop(grace)
+            with _live(token):
+                yield running
+        finally:
+            running.stop(grace)
 
 
 # ---- what a crash left running ---------------------------------------------------------------

@@ -26,6 +26,7 @@ import ctypes
 import ctypes.util
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -59,6 +60,31 @@ def _is_subreaper() -> bool:
 def _set_subreaper(on: bool) -> bool:
     prctl = _prctl()
     return prctl is not None and prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
+
+
+# Reapers held at once (the process's setting is one for every thread): the first sets it,
+# the last puts it back as it found it.
+_held = 0
+_found_set = False
+_held_lock = threading.Lock()
+
+
+def _hold() -> None:
+    global _held, _found_set  # noqa: PLW0603 -- one setting per process, counted here
+    with _held_lock:
+        if _held == 0:
+            _found_set = _is_subreaper()
+            if not _found_set:
+                _set_subreaper(True)
+        _held += 1
+
+
+def _release() -> None:
+    global _held  # noqa: PLW0603 -- see _hold
+    with _held_lock:
+        _held -= 1
+        if _held == 0 and not _found_set:
+            _set_subreaper(False)
 
 
 def _processes() -> dict[int, tuple[int, str, bool]]:
@@ -102,12 +128,9 @@ class Reaper:
     def __init__(self) -> None:
         self.me = os.getpid()
         self._before: set[tuple[int, str]] = set()
-        self._was_subreaper = False
-        self._set = False
 
     def __enter__(self) -> Reaper:
-        self._was_subreaper = _is_subreaper()
-        self._set = self._was_subreaper or _set_subreaper(True)
+        _hold()
         self._before = {(pid, start) for pid, (start, _) in descendants(self.me).items()}
         return self
 
@@ -117,9 +140,10 @@ class Reaper:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        self.end()
-        if self._set and not self._was_subreaper:
-            _set_subreaper(False)
+        try:
+            self.end()
+        finally:
+            _release()
 
     def end(self, *, spare: int | None = None) -> int:
         """Kill every process started in the block that still runs (not `spare`, the child

@@ -174,13 +174,14 @@ def run_app_and_probe(
     env = command_env(project.config.deploy, database_url)
     folder = workdir(checkout, project.config.deploy)
     # The app is code the agents wrote: it runs in the sandbox of every other run.
-    argv = run_sandbox(project).wrap(argv, workdir=folder, env=env, writable=[checkout])
+    box = run_sandbox(project)
+    argv = box.wrap(argv, workdir=folder, env=env, writable=[checkout])
     # The app must outlive a request loop; it runs in a session of its own, stopped with
     # every process it started (uvicorn may fork workers).
     base = f"http://127.0.0.1:{port}"
     first = paths[0] if paths else "/"
     try:
-        with proc.background(argv, cwd=folder, env=env, output=log) as app:
+        with proc.background(argv, cwd=folder, env=env, output=log, reap=not box.sandboxed) as app:
             if not _wait_until_up(base, first, app, project.config.deploy.startup_timeout):
                 tail = log.read_text(encoding="utf-8", errors="replace")[-500:]
                 return [SmokeResult(first, None, f"(the app did not start: {tail.strip()})")]

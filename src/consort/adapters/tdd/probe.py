@@ -92,10 +92,11 @@ def _collect(project: Project, tree: Path, child: Ephemeral, private: Path) -> S
     folder = workdir(tree, section)
     env = command_env(section, child.url)
     argv = [*section.command, *runner_arguments(folder, private / "pytest.ini"), *COLLECT_OPTIONS]
-    with run_sandbox(project).boxed(
+    box = run_sandbox(project)
+    with box.boxed(
         argv, database=child.url, workdir=folder, env=env, writable=[tree], read_only=[private]
     ) as boxed:
-        result = run_boxed(boxed.argv, folder, env, section.timeout)
+        result = run_boxed(boxed.argv, folder, env, section.timeout, sandboxed=box.sandboxed)
     return collect_result(result.returncode, result.output)
 
 

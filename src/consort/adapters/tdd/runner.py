@@ -538,6 +538,7 @@ class SealedRun:
                 secret_input=(
                     self.canaries.secret if invocation.pipe and invocation.canaries else None
                 ),
+                sandboxed=self.box.sandboxed,
             )
         self.run_violations += unreachable_databases(boxed.refused, "test process")
         self.test_seconds = time.monotonic() - test_started
@@ -911,10 +912,12 @@ def run_boxed(
     *,
     side_channel: bool = False,
     secret_input: bytes | None = None,
+    sandboxed: bool = True,
 ) -> proc.Contained:
     """Run one of the project's commands, already wrapped by its `RunSandbox`, the way every run
-    does: contained (every process it starts ends with it), output held open by a leftover
-    process waited for `OUTPUT_GRACE_S` at most. A program that does not exist is exit 127."""
+    does: contained (every process it starts ends with it: by its PID namespace when
+    `sandboxed`, else by its ancestry too), output held open by a leftover process waited for
+    `OUTPUT_GRACE_S` at most. A program that does not exist is exit 127."""
     try:
         return proc.run_contained(
             argv,
@@ -924,6 +927,7 @@ def run_boxed(
             grace=OUTPUT_GRACE_S,
             side_channel=side_channel,
             secret_input=secret_input,
+            reap=not sandboxed,
         )
     except ConsortError as exc:  # the program does not exist
         return proc.Contained(tuple(argv), 127, exc.message, b"", False, 0, 0, False)
@@ -984,7 +988,7 @@ def run_migrations(
         writable=[tree],
         read_only=read_only,
     ) as boxed:
-        result = run_boxed(boxed.argv, folder, env, MIGRATE_TIMEOUT_S)
+        result = run_boxed(boxed.argv, folder, env, MIGRATE_TIMEOUT_S, sandboxed=box.sandboxed)
     if refused is not None:
         refused.extend(boxed.refused)
     return result
