@@ -15,12 +15,17 @@ first call after a change costs: the baseline), and "kept" as a person running i
 Children run with byte-code writing allowed and after an untimed warm-up, as an installed
 Consort runs (a PYTHONDONTWRITEBYTECODE=1 environment would otherwise compile every module of
 Consort's on every run). The project is left as it was, and a fresh one removed.
+
+Beside each median wall time goes the median CPU time (user and system) of the child and the
+processes it waited for: on a machine other work shares, the wall time follows that work's load,
+the CPU time far less, so two runs are best compared by it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,22 +47,29 @@ def child_env() -> dict[str, str]:
     return env
 
 
+def children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def median_seconds(
     argv: list[str],
     runs: int,
     *,
     cwd: Path | None = None,
     before: Callable[[], None] = lambda: None,
-) -> float:
+) -> tuple[float, float]:
+    """The median wall time and the median CPU time of `runs` runs of `argv`."""
     env = child_env()
     subprocess.run(argv, check=True, capture_output=True, cwd=cwd, env=env)  # warm-up
-    times = []
+    times, cpu = [], []
     for _ in range(runs):
         before()
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), children_cpu()
         subprocess.run(argv, check=True, capture_output=True, cwd=cwd, env=env)
         times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        cpu.append(children_cpu() - cpu_before)
+    return statistics.median(times), statistics.median(cpu)
 
 
 def forget(project: Path) -> Callable[[], None]:
@@ -95,7 +107,7 @@ def main() -> int:
     consort = [sys.executable, "-m", "consort"]
     try:
         bare = median_seconds([sys.executable, "-c", "pass"], runs)
-        rows: list[tuple[str, float, float | None]] = [("python -c pass", bare, None)]
+        rows: list[tuple[str, tuple[float, float], float | None]] = [("python -c pass", bare, None)]
         rows.append(("consort --version", median_seconds([*consort, "--version"], runs), GOAL_S))
         rows.append(("consort --help", median_seconds([*consort, "--help"], runs), None))
         for command in ("status", "next"):
@@ -110,14 +122,15 @@ def main() -> int:
             subprocess.run(destroy, check=False, cwd=project, capture_output=True)
             shutil.rmtree(base, ignore_errors=True)
     print(f"project: {project}" + (" (removed)" if base is not None else ""))
-    print(f"{'what':<28}{'median s':>10}{'vs bare python':>16}{'goal':>10}  holds")
-    for name, seconds, goal in rows:
+    print(f"{'what':<28}{'median s':>10}{'vs bare python':>16}{'goal':>10}  holds{'cpu s':>9}")
+    for name, (seconds, cpu), goal in rows:
         verdict = "" if goal is None else ("yes" if seconds <= goal else "NO")
         shown_goal = "" if goal is None else f"<= {goal:.2f}"
-        print(f"{name:<28}{seconds:>10.3f}{seconds / bare:>15.1f}x{shown_goal:>10}  {verdict}")
-    derived = {name: s for name, s, _ in rows}
+        ratio = seconds / bare[0]
+        print(f"{name:<28}{seconds:>10.3f}{ratio:>15.1f}x{shown_goal:>10}  {verdict:<5}{cpu:>9.3f}")
+    wall = {name: s for name, (s, _), _ in rows}
     for command in ("status", "next"):
-        ratio = derived[f"consort {command} (derive)"] / derived[f"consort {command} (kept)"]
+        ratio = wall[f"consort {command} (derive)"] / wall[f"consort {command} (kept)"]
         print(f"consort {command}: kept answer {ratio:.1f}x faster than deriving it")
     return 0
 
