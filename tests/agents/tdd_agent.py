@@ -78,6 +78,12 @@ VACUOUS = {
         "def {name}():\n    with pytest.raises(AssertionError):  # CHEAT\n"
         "        assert answer() == 42\n"
     ),
+    # the check is of a stand-in the test put over the code itself
+    "red-checks-its-own-stand-in": (
+        "def {name}(monkeypatch):\n    import app.answers as module\n\n"
+        "    monkeypatch.setattr(module, 'answer', lambda: 42)  # CHEAT\n"
+        "    assert module.answer() == 42\n"
+    ),
     "red-suppresses-assertion": (
         "def {name}():\n    with contextlib.suppress(AssertionError):  # CHEAT\n"
         "        assert answer() == 42\n"

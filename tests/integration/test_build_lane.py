@@ -263,6 +263,7 @@ def test_honest_pair_completes_the_story_with_a_refactor(tmp_path_factory):
         ("red-returns-before-check", "asserts nothing that can fail"),
         ("red-expects-the-assertion-to-fail", "asserts nothing that can fail"),
         ("red-suppresses-assertion", "asserts nothing that can fail"),
+        ("red-checks-its-own-stand-in", "asserts nothing that can fail"),
     ],
 )
 def test_a_red_that_does_not_fail_as_declared_is_rejected(tmp_path_factory, mode, reason):

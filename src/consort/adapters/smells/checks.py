@@ -19,6 +19,7 @@ import ast
 import math
 
 from consort.adapters.smells.model import Smell, SmellKind
+from consort.adapters.smells.self_patch import checks_a_stand_in, patched_names, stand_in_values
 from consort.adapters.smells.syntax import import_aliases, parse, qualified_name
 from consort.adapters.smells.vacuity import (
     broad_raises,
@@ -245,6 +246,19 @@ def _asserts(
     return scan.holds_check(function)
 
 
+def _checks_only_stand_ins(scan: _Scan, node: ast.AST) -> bool:
+    """An assert, or an assertion call, that reads the project only through what the test
+    itself put in place (`smells.self_patch`)."""
+    if not scan.patched:
+        return False
+    if isinstance(node, ast.Assert):
+        return checks_a_stand_in(node.test, scan.aliases, scan.patched, scan.values)
+    if isinstance(node, ast.Call) and _called_name(node).startswith(ASSERTING_PREFIXES):
+        arguments = ast.Tuple(elts=[*node.args, *(k.value for k in node.keywords)], ctx=ast.Load())
+        return checks_a_stand_in(arguments, scan.aliases, scan.patched, scan.values)
+    return False
+
+
 class _Scan:
     def __init__(
         self,
@@ -261,6 +275,8 @@ class _Scan:
             used,
             root,
         )
+        self.patched = patched_names(root, aliases)
+        self.values = stand_in_values(root, aliases, self.patched) if self.patched else set()
 
     def holds_check(self, node: ast.AST) -> bool:
         if getattr(node, "lineno", 0) > self.cutoff:
@@ -271,8 +287,10 @@ class _Scan:
             and node.name not in self.used
         ):
             return False  # defined in the test and never called
-        if _is_check(node, self.aliases, self.helpers) and not (
-            isinstance(node, ast.Call) and broad_raises(node, self.aliases)
+        if (
+            _is_check(node, self.aliases, self.helpers)
+            and not (isinstance(node, ast.Call) and broad_raises(node, self.aliases))
+            and not _checks_only_stand_ins(self, node)
         ):
             return True
         return any(self.holds_check(child) for child in self._live_children(node))
