@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from consort.app.project import Project
 
 
+# Console markup: the table's name escaped, or Rich would take "[gates]" for a style and drop it.
+GATES_HINT = '(gates mode is proxy; set \\[gates] mode = "interactive" to approve them yourself)'
+
+
 def _consort() -> str:
     """How to call this Consort: plain `consort` when the shell finds this one, else its path."""
     import shutil
@@ -73,7 +77,7 @@ def demo(directory: Path | None, setup_only: bool) -> None:
     if setup_only:
         ui.done(f"StockFlow is set up in {where}")
         ui.say(f"step through it: cd {where} && consort next && consort drive --max-steps 1")
-        ui.say('(gates mode is proxy; set [gates] mode = "interactive" to approve them yourself)')
+        ui.say(GATES_HINT)
         return
     report = sample.run(project, ui.step)
     if report.code != 0:
