@@ -197,16 +197,18 @@ def run_turn(
     ledger.record(started, Actor.ORCHESTRATOR, request.subject)
     guards = _guards(project, turn.dir, request)
     machinery = fingerprint(project.root)
+    folders = {output.parent: output.parent.resolve() for output in task.outputs.values()}
     outcome = _launch(project, turn, task, request)
     others = request.shared.refs if request.shared is not None else frozenset()
     sealed = restore_machinery(project.root, machinery, others=others)
     sealed += _left_running(outcome)
+    linked = _linked_outputs(task, folders)
     violations, changed = _revert_breaches(guards)
     # From here on Consort writes again: every tree the agent could reach is as allowed.
     _record(ledger, turn.dir, outcome, violations, changed, subject=request.subject, role=task.role)
     record_seal_violations(ledger, request.subject, sealed, turn=turn.name)
     problems = outcome_problems(outcome) + [violation_problem(v) for v in violations]
-    problems += [str(v) for v in sealed]
+    problems += [str(v) for v in sealed] + linked
     if check is not None:
         problems += check()
     ended = _ended(turn.dir, task, outcome)
@@ -234,6 +236,26 @@ def _left_running(outcome: TurnOutcome) -> list[SealViolation]:
             "Consort ended them: nothing of a turn's may outlive it",
         )
     ]
+
+
+def _linked_outputs(task: Task, folders: Mapping[Path, Path]) -> list[str]:
+    """Outputs that are links, or reached through one: Consort, outside the sandbox, would read
+    what the link names (a file the sandbox hides, beside the project secret, as the artifact or
+    as feedback on it). A link is removed; an output is a file the agent wrote."""
+    problems = []
+    for name, output in task.outputs.items():
+        if output.parent.resolve() != folders[output.parent]:
+            problems.append(
+                f"the folder of output {name} was replaced by a link: Consort reads no file "
+                "through a link a turn made"
+            )
+        elif output.is_symlink():
+            output.unlink()
+            problems.append(
+                f"output {name} is a link, not a file: Consort reads no file through a link a "
+                "turn made; it was removed"
+            )
+    return problems
 
 
 def _task(turn: TurnDir, request: TurnRequest) -> Task:
