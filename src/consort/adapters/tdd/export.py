@@ -64,7 +64,7 @@ def exported(
             _link_dependencies(root, project_root, dependencies, entries)
         yield Export(root, commit, entries, tuple(violations))
     finally:
-        _remove(root)
+        REMOVALS.discard(root)
 
 
 def _materialise(
@@ -168,3 +168,71 @@ def _remove(root: Path) -> None:
             function(path)
 
     shutil.rmtree(root, onerror=writable_then_retry)
+
+
+class Removals:
+    """Exports removed off the run's path: each is renamed away at once (its name is gone
+    when `exported` returns), and a thread of this process removes its files, which on a busy
+    disk takes tens of milliseconds. `finish` waits until every one handed over is removed; it
+    runs when the interpreter exits. A removal that a `kill -9` cut short leaves a folder
+    named with the dead process's tag, which `remove_orphaned_exports` removes."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._pending: list[Path] = []
+        self._busy = 0
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def discard(self, root: Path) -> None:
+        import threading
+
+        trash = root.with_name(f"{root.name}-removed")
+        try:
+            os.rename(root, trash)
+        except OSError:  # gone already, or it cannot be renamed: removed here
+            _remove(root)
+            return
+        with self._changed:
+            self._pending.append(trash)
+            self._changed.notify_all()
+            if self._thread is None:
+                import atexit
+
+                atexit.register(self.finish)
+                self._thread = threading.Thread(
+                    target=self._work, name="consort-export-removals", daemon=True
+                )
+                self._thread.start()
+
+    def finish(self, timeout: float = 120.0) -> None:
+        """Wait (at most `timeout` seconds) until every export handed over is removed."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._pending or self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._changed.wait(left)
+
+    def _work(self) -> None:
+        while True:
+            with self._changed:
+                while not self._pending:
+                    self._changed.wait()
+                folder = self._pending.pop(0)
+                self._busy += 1
+            try:
+                with contextlib.suppress(Exception):  # left for `remove_orphaned_exports`
+                    _remove(folder)
+            finally:
+                with self._changed:
+                    self._busy -= 1
+                    self._changed.notify_all()
+
+
+REMOVALS = Removals()
+"""This process's export removals (see `Removals`)."""
