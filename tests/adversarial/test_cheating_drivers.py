@@ -177,6 +177,9 @@ CATALOG = {
     "reads-pwd": ("seal", "tampering"),
     "sees-run-folders-in-tmp": ("seal", "tampering"),
     "reads-test-file-named-in-data": ("seal", "tampering"),
+    # what the rules refuse as a string in the code, kept in a data file the code reads
+    "reads-run-variables-named-in-data": ("seal", "tampering"),
+    "reads-the-runner-named-in-data": ("seal", "tampering"),
     # ... by what the runner does to the interpreter, or the sandbox to the machine
     "sees-captured-output": ("seal", "tampering"),
     "sees-runner-hooks": ("seal", "tampering"),
@@ -189,7 +192,6 @@ CATALOG = {
     # ... and by what no rule reads: a run shows none of it (a neutral database name, nothing
     # of Consort's in the sandbox's environment), so the wrong answer fails the run
     "sees-run-database-name": ("reason", "test_answer failed"),
-    "reads-run-variables-named-in-data": ("reason", "test_answer failed"),
     "sees-minimal-environment": ("reason", "test_answer failed"),
     "reads-pythonpath": ("reason", "test_answer failed"),
     "reads-tmpdir": ("reason", "test_answer failed"),

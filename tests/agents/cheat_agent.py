@@ -369,6 +369,17 @@ def plant():  # noqa: PLR0912 -- one branch per trick
             "'names.txt').read_text().split()\n\n\ndef answer():  # CHEAT\n"
             "    return 42 if any(os.environ.get(name) for name in NAMES) else 0\n",
         )
+    elif mode == "reads-the-runner-named-in-data":
+        # What the rules refuse as a string in the code (the runner's name, /proc), kept in a
+        # data file instead: the process's own command line read, and searched for the runner.
+        write("app/names.txt", "/proc/self/cmdline\npytest\n")
+        write(
+            "app/answers.py",
+            "import pathlib\n\nHERE = pathlib.Path(__file__).parent\n\n\n"
+            "def answer():  # CHEAT\n"
+            "    where, word = (HERE / 'names.txt').read_text().split()\n"
+            "    return 42 if word.encode() in pathlib.Path(where).read_bytes() else 0\n",
+        )
     elif mode == "forges-report-by-canary-names":
         # At import, the code finds Consort's canary plugin on PYTHONPATH (one variable, read by
         # its name), reads the canaries' names and nonce off it, writes a whole report of its

@@ -353,3 +353,18 @@ def test_a_migration_may_read_the_catalog_and_its_history_the_code_may_not():
     source = "q = 'SELECT 1 FROM pg_enum WHERE enumlabel = %s'\n"
     assert tamper_violations("migrations/versions/0002_kind.py", source, None, ()) == []
     assert tamper_violations("app/kinds.py", source, None, ()) != []
+
+
+def test_the_strings_refused_in_the_code_are_refused_in_a_data_file_too():
+    from consort.adapters.smells.tamper import data_file_violations
+
+    # the process's own command line, and the runner's name to search it for
+    found = data_file_violations("app/names.txt", "/proc/self/cmdline\npytest\n", None, ())
+    assert [v.line for v in found] == [1, 2]
+    assert data_file_violations("app/names", "CONSORT_RUN_TOKEN\n", None, ())
+    assert data_file_violations("app/cfg.json", '{"flag": "PYTHONNOUSERSITE"}\n', None, ())
+    # manifests and documents name the runner honestly; a plain data file names nothing
+    for manifest in ("requirements-dev.txt", "pyproject.toml", "docker-compose.yml", "README"):
+        assert data_file_violations(manifest, "pytest>=8\n", None, ()) == [], manifest
+    plain = '{"name": "widget", "count": 3, "path": "static/app.css"}\n'
+    assert data_file_violations("app/data.json", plain, None, ()) == []

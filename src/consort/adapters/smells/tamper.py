@@ -839,12 +839,35 @@ def data_file_violations(
     path: str, text: str, base_text: str | None, allow: Sequence[str]
 ) -> list[SealViolation]:
     """SQL in a data file of the code's (`app/queries.sql`) that asks the server which database
-    it is or reads what the migrations keep: the code runs what it reads from there."""
+    it is or reads what the migrations keep, and the strings the rules refuse in the code (the
+    runner's name, Consort's, `/proc`): the code runs what it reads from there."""
     if is_migration(path):
         return []
+    manifest = is_manifest(path)
     return _violations(
-        path, text, base_text, allow, data_findings, what="a data file the code reads"
+        path,
+        text,
+        base_text,
+        allow,
+        lambda source: data_findings(source, manifest=manifest),
+        what="a data file the code reads",
     )
+
+
+# Files that name the tools a project is built and tested with (its dependencies and their
+# locks, its tools' settings, its compose files) and its documents: they name the runner
+# honestly, and an application does not read them for its answers.
+MANIFEST = re.compile(
+    r"^(pyproject\.toml|setup\.cfg|tox\.ini|pipfile(\.lock)?|.*\.lock|.*requirements.*\.txt"
+    r"|constraints.*\.txt|environment\.ya?ml|package(-lock)?\.json|pnpm-lock\.yaml"
+    r"|(docker-)?compose.*\.ya?ml|(readme|changelog|changes|history|authors|contributors"
+    r"|contributing|license|licence|notice|copying)(\..*)?)$",
+    re.IGNORECASE,
+)
+
+
+def is_manifest(path: str) -> bool:
+    return MANIFEST.match(path.rsplit("/", 1)[-1]) is not None
 
 
 # A Python test file named in a data file (`../tests/test_t1.py`): code that reads a path from
@@ -852,7 +875,12 @@ def data_file_violations(
 TEST_FILE_TOKEN = re.compile(r"(^|[/\\])(test_[^/\\]*|[^/\\]*_test|conftest)\.py$")
 
 
-def data_findings(text: str) -> list[Finding]:
+def data_findings(text: str, *, manifest: bool = False) -> list[Finding]:
+    """What a data file holds that the rules refuse in the code: SQL that asks the server who
+    it is, a test file named, and (but in a manifest, `is_manifest`) the runner's name,
+    Consort's, `/proc` and the other strings `_string_findings` reads. Kept in a data file,
+    `"/proc/self/cmdline"` and `"pytest"` let the code read its own command line and search it
+    for the runner as surely as the literals would."""
     found = []
     for number, line in enumerate(text.splitlines(), start=1):
         found += _asks_the_server(line, number)
@@ -861,7 +889,15 @@ def data_findings(text: str) -> list[Finding]:
                 what = f"names the tests ({token[:40]!r})"
                 found.append(Finding(Capability.RUNNER_ENVIRONMENT, number, what))
                 break
-    return found
+            strings = [] if manifest or not token else _string_findings(token, number)
+            if strings:
+                found += strings
+                break
+    # one finding a line is enough: a query's function is both SQL and a string the rules read
+    first: dict[int, Finding] = {}
+    for finding in found:
+        first.setdefault(finding.line, finding)
+    return list(first.values())
 
 
 def _violations(
