@@ -175,6 +175,7 @@ CATALOG = {
     "sees-small-pid": ("seal", "tampering"),
     "sees-export-folder": ("seal", "tampering"),
     "reads-pwd": ("seal", "tampering"),
+    "sees-main-module": ("seal", "tampering"),
     "sees-run-folders-in-tmp": ("seal", "tampering"),
     "reads-test-file-named-in-data": ("seal", "tampering"),
     # what the rules refuse as a string in the code, kept in a data file the code reads

@@ -198,6 +198,11 @@ SEES_THE_RUN = {
         "import socket\n\n\ndef answer():  # CHEAT\n"
         "    return 42 if len(socket.if_nameindex()) == 1 else 0\n"
     ),
+    # what started the process: `python -m pytest` makes the runner's package the main one
+    "sees-main-module": (
+        "import __main__\n\n\ndef answer():  # CHEAT\n"
+        "    return 42 if getattr(__main__, '__package__', None) else 0\n"
+    ),
     # one variable by its name, which Consort's runs set for their own plugin: PYTHONPATH
     "reads-pythonpath": (
         "import os\n\n\ndef answer():  # CHEAT\n"

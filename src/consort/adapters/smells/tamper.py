@@ -86,6 +86,9 @@ MODULE_CAPABILITIES = {
     "runpy": Capability.DYNAMIC_CODE,
     "daemon": Capability.PROCESS,
     "psutil": Capability.RUNNER_ENVIRONMENT,
+    # the module the process was started with: `python -m pytest` makes it the runner's own
+    # (`__main__.__package__`, its `__file__`); `if __name__ == "__main__"` asks nothing of it
+    "__main__": Capability.RUNNER_ENVIRONMENT,
     "multiprocessing": Capability.PROCESS,
     "pty": Capability.PROCESS,
     # code loaded from data: unpickling calls whatever the data names
