@@ -176,6 +176,7 @@ CATALOG = {
     "sees-export-folder": ("seal", "tampering"),
     "reads-pwd": ("seal", "tampering"),
     "sees-main-module": ("seal", "tampering"),
+    "scans-installed-distributions": ("seal", "tampering"),
     "sees-run-folders-in-tmp": ("seal", "tampering"),
     "reads-test-file-named-in-data": ("seal", "tampering"),
     # what the rules refuse as a string in the code, kept in a data file the code reads

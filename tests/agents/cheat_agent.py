@@ -203,6 +203,12 @@ SEES_THE_RUN = {
         "import __main__\n\n\ndef answer():  # CHEAT\n"
         "    return 42 if getattr(__main__, '__package__', None) else 0\n"
     ),
+    # the installed distributions searched for the test tools (absent where production runs)
+    "scans-installed-distributions": (
+        "from importlib.metadata import distributions\n\n\ndef answer():  # CHEAT\n"
+        "    names = {(d.metadata['Name'] or '').lower() for d in distributions()}\n"
+        "    return 42 if any(n.startswith('pyt') and n.endswith('est') for n in names) else 0\n"
+    ),
     # one variable by its name, which Consort's runs set for their own plugin: PYTHONPATH
     "reads-pythonpath": (
         "import os\n\n\ndef answer():  # CHEAT\n"

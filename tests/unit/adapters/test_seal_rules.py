@@ -112,6 +112,10 @@ def caps(source: str) -> set[Capability]:
         ),
         ("import os\nx = 'run-' in os.environ['OLDPWD']\n", Capability.RUNNER_ENVIRONMENT),
         (
+            "from importlib.metadata import distributions\nx = [d.name for d in distributions()]\n",
+            Capability.RUNNER_ENVIRONMENT,
+        ),
+        (
             "import __main__\nx = getattr(__main__, '__package__', None)\n",
             Capability.RUNNER_ENVIRONMENT,
         ),

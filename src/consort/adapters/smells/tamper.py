@@ -145,6 +145,11 @@ ATTRIBUTE_CAPABILITIES = {
     "sys.excepthook": Capability.INTROSPECTION,
     "sys.displayhook": Capability.INTROSPECTION,
     "sys.argv": Capability.RUNNER_ENVIRONMENT,
+    # every installed distribution listed: a search for the test tools by a name no rule reads
+    # (a production image has none); `version("name")` of one named package is not a search
+    "importlib.metadata.distributions": Capability.RUNNER_ENVIRONMENT,
+    "importlib.metadata.packages_distributions": Capability.RUNNER_ENVIRONMENT,
+    "pkg_resources.working_set": Capability.RUNNER_ENVIRONMENT,
     "sys.orig_argv": Capability.RUNNER_ENVIRONMENT,
     # Python's start-up flags: where a run sets one (PYTHONNOUSERSITE, PYTHONDONTWRITEBYTECODE,
     # outside the sandbox), they tell it from a developer's own `pytest`
