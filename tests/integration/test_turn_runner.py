@@ -8,6 +8,7 @@ environment it was given. No test waits on a clock: every agent ends on its own.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -21,7 +22,7 @@ from consort.adapters.agents.task import TurnDir
 from consort.core.errors import UsageError
 from consort.core.ledger import Event, EventType, Ledger, ledger_path
 from consort.core.project import Project
-from consort.core.vocabulary import Role, Step
+from consort.core.vocabulary import Role, SandboxUse, Step
 from consort.lanes.intake import IntakeKind, record
 from consort.lanes.loop import drive
 from consort.lanes.turn import TurnRequest, TurnRun, Verdict, open_turn, run_turn
@@ -365,3 +366,24 @@ def test_in_the_sandbox_the_same_writes_fail_and_there_is_nothing_to_revert(setu
     assert "Read-only file system" in (done.dir.stderr_path).read_text()
     started = _of(setup.events(), EventType.TURN_STARTED)
     assert [e.data["sandbox"] for e in started] == ["bwrap", "bwrap"]
+
+
+def test_a_replayed_turn_gets_no_scratch_database(setup: Setup, tmp_path: Path) -> None:
+    """A replay runs no agent process (Consort writes the recorded files itself): nothing could
+    connect to a scratch child, so none is made. The branch named here has no database and the
+    project no server: a scratch child of it could not be made, and the turn still finishes."""
+    recording = tmp_path / "recording"
+    (recording / "F1-counts" / "spec" / "outputs").mkdir(parents=True)
+    shutil.copyfile(
+        FIXTURES / "feature-spec.json",
+        recording / "F1-counts" / "spec" / "outputs" / "feature-spec",
+    )
+    (setup.root / "consort.toml").write_text(
+        f'[agents]\ndefault = "replay"\ndir = {json.dumps(str(recording))}\n'
+    )
+    done = _run(setup, {"scratch_of": "story_without_a_database"})
+    assert done.ok, done.problems
+    assert done.outcome.sandbox is SandboxUse.NO_PROCESS
+    assert json.loads((done.dir.path / "outputs" / "feature-spec.json").read_text()) == (
+        json.loads((FIXTURES / "feature-spec.json").read_text())
+    )

@@ -281,6 +281,10 @@ def _launch(project: Project, turn: OpenTurn, task: Task, request: TurnRequest) 
     task file, role, step, its own database) and the variables the project allows."""
     if request.scratch_of is None:
         return _start(project, turn, task, request, request.database_url)
+    if turn.sandbox is SandboxUse.NO_PROCESS:
+        # No agent process runs (a replay: Consort writes the recorded files itself), so
+        # nothing could ever connect to a scratch child: none is made, and no URL is given.
+        return _start(project, turn, task, request, None)
     from consort.adapters.paired import PairedBranches
 
     with PairedBranches(project).dbs.ephemeral(request.scratch_of) as scratch:
