@@ -91,6 +91,8 @@ def test_invocation(
             *section.command,
             *runner_arguments(folder, private / "pytest.ini"),
             *pytest_options(canary_module),
+            # after the canary plugin: it takes its secret before any other plugin is loaded
+            *plugin_options(section.plugins),
         ],
         env=env,
         runner=section.runner,
@@ -118,6 +120,15 @@ def _emptied(folder: Path, junit_dir: str) -> Path:
     elif target.is_dir():
         shutil.rmtree(target)
     return target
+
+
+def plugin_options(plugins: list[str] | None) -> list[str]:
+    """pytest's plugins as `[test] plugins` lists them: None leaves pytest to load every
+    installed one; a list loads those alone, without the look through every installed
+    distribution's entry points that autoloading costs each run."""
+    if plugins is None:
+        return []
+    return ["--disable-plugin-autoload", *(option for name in plugins for option in ("-p", name))]
 
 
 def pytest_options(canary_module: str) -> list[str]:

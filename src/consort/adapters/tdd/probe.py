@@ -15,6 +15,7 @@ from pathlib import Path
 
 from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_of
 from consort.adapters.tdd.export import exported
+from consort.adapters.tdd.invocation import plugin_options
 from consort.adapters.tdd.runbox import run_sandbox
 from consort.adapters.tdd.runenv import command_env, workdir
 from consort.adapters.tdd.runner import migrate_unused, run_boxed, run_migrations
@@ -91,7 +92,12 @@ def _collect(project: Project, tree: Path, child: Ephemeral, private: Path) -> S
         )
     folder = workdir(tree, section)
     env = command_env(section, child.url)
-    argv = [*section.command, *runner_arguments(folder, private / "pytest.ini"), *COLLECT_OPTIONS]
+    argv = [
+        *section.command,
+        *runner_arguments(folder, private / "pytest.ini"),
+        *plugin_options(section.plugins),
+        *COLLECT_OPTIONS,
+    ]
     box = run_sandbox(project)
     with box.boxed(
         argv, database=child.url, workdir=folder, env=env, writable=[tree], read_only=[private]

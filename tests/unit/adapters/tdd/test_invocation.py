@@ -3,6 +3,9 @@
 import os
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 from consort.adapters.tdd.invocation import test_invocation as invocation_for
 from consort.adapters.tdd.junit import parse_report_bytes
 from consort.adapters.tdd.runenv import DbParts, command_env, workdir
@@ -152,3 +155,24 @@ def test_a_command_has_the_variables_of_a_login_shell(monkeypatch):
     assert env["SHLVL"] and env["LANG"] and env["TZ"] == "Europe/Paris"
     monkeypatch.setenv("SHELL", "/bin/zsh")
     assert command_env(MigrateSection(), URL)["SHELL"] == "/bin/zsh"
+
+
+def test_listed_plugins_are_loaded_alone_after_the_canary(tmp_path):
+    every = invocation_for(config.TestSection(), URL, tmp_path, tmp_path, "canary_mod")
+    assert "--disable-plugin-autoload" not in every.argv
+    listed = config.TestSection(plugins=["pytest_asyncio.plugin", "xdist"])
+    argv = invocation_for(listed, URL, tmp_path, tmp_path, "canary_mod").argv
+    assert "--disable-plugin-autoload" in argv
+    loaded = [argv[i + 1] for i, part in enumerate(argv) if part == "-p"]
+    # Consort's canary plugin first: it takes its secret before any other plugin's code runs.
+    assert loaded == ["no:cacheprovider", "canary_mod", "pytest_asyncio.plugin", "xdist"]
+
+
+def test_plugins_are_module_names_for_pytest_alone():
+    for bad in (["no:cacheprovider"], ["a b"], ["pkg/plugin"], [""]):
+        with pytest.raises(ValidationError, match="not a module name"):
+            config.TestSection(plugins=bad)
+    with pytest.raises(ValidationError, match="plugins applies to runner"):
+        config.TestSection(
+            runner=RunnerKind.JUNIT, command=["npx", "vitest", "{junit}"], plugins=[]
+        )
