@@ -79,7 +79,10 @@ class Timings:
                 self._stack[-1].nested += wall
 
     def wrap(self, owner: Any, name: str, category: str | Callable[..., str]) -> None:
-        """Time every call of `owner.name` (a module's function or a class's method)."""
+        """Time every call of `owner.name` (a module's function or a class's method); a name
+        this version of Consort does not have is left alone (its time stays in the rest)."""
+        if name not in vars(owner):
+            return
         original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
         inner = original.__func__ if isinstance(original, staticmethod) else original
 
@@ -95,6 +98,8 @@ class Timings:
     def wrap_context(self, owner: Any, name: str, entering: str, leaving: str) -> None:
         """Time the entry and the exit of the context manager `owner.name(...)` returns, each
         on its own (the block between is its caller's)."""
+        if name not in vars(owner):
+            return
         original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
 
         @functools.wraps(original)
@@ -137,7 +142,7 @@ def _subprocess_kind(argv: Any, *_args: Any, **_kwargs: Any) -> str:
 def install() -> Timings:
     """Timers on the kinds of work a drive does (see the module's docstring)."""
     from consort.adapters import paired, proc, smells
-    from consort.adapters.db import branching, schema_diff
+    from consort.adapters.db import branching, liveness, schema_diff
     from consort.adapters.tdd import runbox, runner
     from consort.core.ledger import store
     from consort.lanes import design, loop, release
@@ -164,6 +169,9 @@ def install() -> Timings:
     wrap(branching.BranchDatabases, "set_migrated", "branch migration record")
     wrap(runner, "server_identity", "server liveness checks")
     wrap(runner, "server_loss", "server liveness checks")
+    watch = getattr(liveness, "ServerWatch", None)  # newer versions: one connection per run
+    for name in ("__enter__", "loss", "__exit__") if watch is not None else ():
+        wrap(watch, name, "server liveness checks")
     wrap(runner, "sessions_of", "session counts (pg_stat_database)")
     for name in ("_applies_nothing", "_database_state", "_migration_violations"):
         wrap(runner.SealedRun, name, "migration reads (catalog, rows)")
