@@ -35,6 +35,8 @@ CHEATER = Path(__file__).parents[1] / "agents" / "cheat_agent.py"
 
 # Tricks tried with a test command that starts Python through a launcher.
 LAUNCHED = frozenset({"launched-shadows-installed-plugin"})
+# Tricks tried with `[test] plugins` naming the plugins the suite loads (autoloading off).
+LISTED_PLUGINS = {"shadows-listed-plugin": ["pytest_timeout"]}
 
 
 def configure(root: Path, driver: str) -> None:
@@ -48,6 +50,7 @@ def configure(root: Path, driver: str) -> None:
 [test]
 command = {json.dumps(command)}
 timeout = 120
+{f"plugins = {json.dumps(LISTED_PLUGINS[driver])}" if driver in LISTED_PLUGINS else ""}
 [migrate]
 command = []
 [gates]
@@ -216,6 +219,7 @@ CATALOG = {
     "writes-main-checkout": ("scope", "conftest.py"),
     # code that runs but is not the source the rules read
     "shadows-installed-plugin": ("seal", "shadowing-module"),
+    "shadows-listed-plugin": ("seal", "shadowing-module"),
     "launched-shadows-installed-plugin": ("seal", "shadowing-module"),
     "entry-point-plugin": ("seal", "shadowing-module"),
     "stale-pyc": ("seal", "compiled-code"),

@@ -590,7 +590,8 @@ def plant():  # noqa: PLR0912 -- one branch per trick
             "PREFIX = ''.join(chr(c) for c in (112, 121, 116, 101, 115, 116))\n"
             "locals()[PREFIX + '_runtest_call'] = _skip_the_tests\n",
         )
-    elif mode == "shadows-installed-plugin":
+    elif mode in ("shadows-installed-plugin", "shadows-listed-plugin"):
+        # (listed: `[test] plugins` names pytest_timeout, loaded by that name with `-p`)
         # pytest loads the installed pytest-timeout plugin by its module name: the export's root
         # comes first on sys.path, so this file is loaded as that plugin. It names no runner.
         write(
