@@ -328,10 +328,30 @@ def _tracked_present(worktree: Path, head: str) -> set[str]:
     }
 
 
+def _beyond_a_link(worktree: Path, path: str, folders: dict[str, bool]) -> bool:
+    """Whether a folder on the way to `path` is not a real folder of the tree (a link, say): a
+    file reached through a link to a folder elsewhere (one a sandbox hides, beside the project
+    secret) is that folder's, not the tree's, and git records the link alone."""
+    parts = path.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        if folder not in folders:
+            try:
+                folders[folder] = stat.S_ISDIR((worktree / folder).lstat().st_mode)
+            except OSError:
+                folders[folder] = False
+        if not folders[folder]:
+            return True
+    return False
+
+
 def _index_records(worktree: Path, paths: list[str]) -> list[str]:
     files: list[str] = []
     records: list[str] = []
+    folders: dict[str, bool] = {}
     for path in paths:
+        if _beyond_a_link(worktree, path, folders):
+            continue
         full = worktree / path
         info = full.lstat()
         if stat.S_ISLNK(info.st_mode):

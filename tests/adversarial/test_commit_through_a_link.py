@@ -1,0 +1,108 @@
+"""Consort's commits record a link as a link: never a file reached through one.
+
+A sandboxed driver (leaking_driver.py) commits `app/leak/secret`, then replaces the folder
+`app/leak` with a link to `.consort/db/`, which its sandbox hides. Consort's commit of its work
+hashes the bytes on disk outside the sandbox: had it hashed the tracked path `app/leak/secret`
+through the link, the project secret would be a blob of the story branch, which the next turn
+reads with `git show`. Real project: the embedded PostgreSQL, real git, real bubblewrap.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import consort, git, ok
+from tests.integration.conftest import destroy_project_cluster
+from tests.integration.test_design_lane import approve_at_terminal
+
+pytestmark = pytest.mark.integration
+
+HERE = Path(__file__).parent
+LEAKING = HERE / "leaking_driver.py"
+HONEST = HERE.parent / "agents" / "tdd_agent.py"
+MINI = HERE.parent / "fixtures" / "mini"
+FEATURE = "F1-counter"
+
+
+@pytest.fixture(scope="module")
+def leaked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("leak") / "counter"
+    marker = f"leak-{uuid.uuid4().hex[:12]}"
+    try:
+        ok(consort("init", str(root), cwd=root.parent))
+        honest = json.dumps([sys.executable, str(HONEST), str(MINI), "honest", marker])
+        leaking = json.dumps([sys.executable, str(LEAKING), str(MINI), marker, str(HONEST)])
+        (root / "consort.toml").write_text(
+            f"""
+[test]
+command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}
+[migrate]
+command = []
+[gates]
+mode = "interactive"
+[turns]
+retries = 1
+[agents]
+default = "command"
+command = {honest}
+[agents.driver]
+command = {leaking}
+"""
+        )
+        git(root, "add", "-A")
+        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
+        ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+        ok(consort("drive", "--until", "design", cwd=root, timeout=600))
+        code, said = approve_at_terminal(root, FEATURE)
+        assert code == 0, said
+        consort("drive", cwd=root, timeout=900)  # the build, as far as it goes
+        yield root
+    finally:
+        destroy_project_cluster(root)
+
+
+def every_object(root: Path) -> bytes:
+    return subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=root,
+        capture_output=True,
+        check=True,
+    ).stdout
+
+
+def test_the_driver_made_the_link_and_consort_committed_it_as_one(leaked: Path) -> None:
+    root = leaked
+    lines = (root / ".consort" / "ledger.jsonl").read_text().splitlines()
+    # The run read the commit's objects: `app/leak` is a link there (refused as one leading out
+    # of the repository), not a folder holding what it leads to.
+    linked = [
+        e
+        for e in map(json.loads, lines)
+        if e["type"] == "violation.recorded"
+        and e["data"].get("seal_rule") == "symlink-escapes"
+        and e["data"].get("path") == "app/leak"
+    ]
+    assert linked, "the driver's link was never committed: the cheat did not run"
+
+
+def test_no_git_object_holds_the_project_secret(leaked: Path) -> None:
+    root = leaked
+    secret = (root / ".consort" / "db" / "secret").read_bytes()
+    assert secret
+    assert secret not in every_object(root)
+
+
+def test_no_later_turn_read_it(leaked: Path) -> None:
+    root = leaked
+    secret = (root / ".consort" / "db" / "secret").read_bytes().hex()
+    for stdout in (root / ".consort" / "turns").glob("*-driver-*/stdout"):
+        for line in stdout.read_text().splitlines():
+            if line.startswith('{"committed secret"'):
+                assert secret not in json.loads(line)["committed secret"], stdout
