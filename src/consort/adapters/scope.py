@@ -306,6 +306,7 @@ def _write_from_tree(top: Path, base: str, paths: list[str]) -> None:
     blobs = read_blobs(top, (entries[path].sha for path in paths))
     for path in paths:
         entry = entries[path]
+        _real_folders_to(top, path)
         target = top / path
         if target.is_symlink() or target.is_file():
             target.unlink()
@@ -319,7 +320,31 @@ def _write_from_tree(top: Path, base: str, paths: list[str]) -> None:
             target.chmod(0o755 if entry.mode == "100755" else 0o644)
 
 
+def _real_folders_to(top: Path, relative: str) -> None:
+    """Make every folder on the way to `relative` a real folder of the tree again, as `base`
+    had it: one the agent replaced by a link (to the main checkout, to `.consort/`) would have
+    Consort delete and write, outside the sandbox, the files of wherever it leads."""
+    folder = top
+    for part in Path(relative).parts[:-1]:
+        folder = folder / part
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            folder.unlink()
+        if not folder.exists():
+            folder.mkdir()
+
+
+def _beyond_a_link(top: Path, relative: str) -> bool:
+    folder = top
+    for part in Path(relative).parts[:-1]:
+        folder = folder / part
+        if folder.is_symlink() or not folder.is_dir():
+            return True
+    return False
+
+
 def _remove(top: Path, relative: str) -> None:
+    if _beyond_a_link(top, relative):
+        return  # not in the tree: what it names is elsewhere, and not the turn's to lose
     path = top / relative
     if path.is_symlink() or path.is_file():
         path.unlink()
