@@ -372,7 +372,8 @@ def test_the_strings_refused_in_the_code_are_refused_in_a_data_file_too():
     assert data_file_violations("app/names", "CONSORT_RUN_TOKEN\n", None, ())
     assert data_file_violations("app/cfg.json", '{"flag": "PYTHONNOUSERSITE"}\n', None, ())
     # manifests and documents name the runner honestly; a plain data file names nothing
-    for manifest in ("requirements-dev.txt", "pyproject.toml", "docker-compose.yml", "README"):
+    manifests = ("requirements-dev.txt", "requirements/test.txt", "pyproject.toml", "pytest.ini")
+    for manifest in (*manifests, "docker-compose.yml", "README"):
         assert data_file_violations(manifest, "pytest>=8\n", None, ()) == [], manifest
     plain = '{"name": "widget", "count": 3, "path": "static/app.css"}\n'
     assert data_file_violations("app/data.json", plain, None, ()) == []

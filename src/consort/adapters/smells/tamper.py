@@ -866,7 +866,7 @@ def data_file_violations(
 # locks, its tools' settings, its compose files) and its documents: they name the runner
 # honestly, and an application does not read them for its answers.
 MANIFEST = re.compile(
-    r"^(pyproject\.toml|setup\.cfg|tox\.ini|pipfile(\.lock)?|.*\.lock|.*requirements.*\.txt"
+    r"^(pyproject\.toml|setup\.cfg|tox\.ini|pytest\.ini|pipfile(\.lock)?|.*\.lock|.*requirements.*\.txt"
     r"|constraints.*\.txt|environment\.ya?ml|package(-lock)?\.json|pnpm-lock\.yaml"
     r"|(docker-)?compose.*\.ya?ml|(readme|changelog|changes|history|authors|contributors"
     r"|contributing|license|licence|notice|copying)(\..*)?)$",
@@ -875,7 +875,9 @@ MANIFEST = re.compile(
 
 
 def is_manifest(path: str) -> bool:
-    return MANIFEST.match(path.rsplit("/", 1)[-1]) is not None
+    """A manifest by its name, or a file of a `requirements/` folder (`requirements/dev.txt`)."""
+    parts = path.split("/")
+    return MANIFEST.match(parts[-1]) is not None or "requirements" in parts[:-1]
 
 
 # A Python test file named in a data file (`../tests/test_t1.py`): code that reads a path from
