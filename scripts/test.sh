@@ -3,7 +3,8 @@
 #   CONSORT_VENV      where the environment lives (default: .venv in the repository)
 #   CONSORT_PYTHON    the interpreter to build it from (default: python3)
 #   CONSORT_EDITABLE  1 (default) for an editable install, 0 to install a copy
-#   CONSORT_TEST_WORKERS  pytest-xdist workers (default 0: every test in this one process)
+#   CONSORT_TEST_WORKERS  pytest-xdist workers (default 2; 0 runs every test in this one process,
+#                         as `-x`, `--pdb` or reading one test's output in order want)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${CONSORT_VENV:-.venv}"
@@ -17,9 +18,11 @@ if [ "${CONSORT_EDITABLE:-1}" = "1" ]; then
 else
   "$venv/bin/python" -m pip install --quiet ".[dev]"
 fi
-# With `--dist loadgroup`, tests/conftest.py's scheduler sends the tests that share a costly setup
-# (a module's built project, the finished demo) to one worker, so each is still made once.
-workers="${CONSORT_TEST_WORKERS:-0}"
+# Two workers by default: most of a test's time is spent waiting for its child processes (Consort,
+# git, PostgreSQL, the projects' own suites), so two share two cores well. With `--dist
+# loadgroup`, tests/conftest.py's scheduler sends the tests that share a costly setup (a module's
+# built project, the finished demo) to one worker, so each is still made once.
+workers="${CONSORT_TEST_WORKERS:-2}"
 if [ "$workers" != "0" ]; then
   set -- -n "$workers" --dist loadgroup "$@"
 fi
