@@ -160,10 +160,20 @@ def remove_orphaned_exports() -> list[Path]:
 
 
 def _remove(root: Path) -> None:
+    top = os.path.abspath(root)
+
     def writable_then_retry(function, path, _info):  # type: ignore[no-untyped-def]
+        # Only what lies inside the export is made writable: the folder holding the export
+        # itself (the temporary folder, /tmp) is never touched, and a root that another
+        # process removed first is simply gone.
+        if not os.path.lexists(path):
+            return
         with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(path), stat.S_IRWXU)
-            os.chmod(path, stat.S_IRWXU)
+            parent = os.path.dirname(os.path.abspath(path))
+            if parent == top or parent.startswith(top + os.sep):
+                os.chmod(parent, stat.S_IRWXU)
+            if not os.path.islink(path):
+                os.chmod(path, stat.S_IRWXU)
         with contextlib.suppress(OSError):
             function(path)
 
