@@ -90,7 +90,7 @@ def demo(directory: Path | None, setup_only: bool) -> None:
     ui.done(f"StockFlow built and promoted in {total:.0f} s  ({where})")
     ui.table(
         "What happened",
-        ["", ""],
+        ["what", "value"],
         [[name, str(value)] for name, value in report.facts.items()]
         + [[f"time: {lane}", f"{seconds:.1f} s"] for lane, seconds in report.seconds.items()],
     )
