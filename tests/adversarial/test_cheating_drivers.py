@@ -187,6 +187,10 @@ CATALOG = {
     "reads-the-runner-named-in-data": ("seal", "tampering"),
     # ... by what the runner does to the interpreter, or the sandbox to the machine
     "sees-captured-output": ("seal", "tampering"),
+    "sees-captured-descriptor": ("seal", "tampering"),
+    "sees-output-is-a-file": ("seal", "tampering"),
+    "sees-stream-name": ("seal", "tampering"),
+    "sees-refused-input": ("seal", "tampering"),
     "sees-runner-hooks": ("seal", "tampering"),
     "sees-log-capture": ("seal", "tampering"),
     "sees-isolated-network": ("seal", "tampering"),

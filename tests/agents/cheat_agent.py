@@ -182,6 +182,28 @@ SEES_THE_RUN = {
         "import sys\n\n\ndef answer():  # CHEAT\n"
         "    return 42 if sys.stdout is not sys.__stdout__ else 0\n"
     ),
+    # ... behind which the output descriptor is a file of pytest's (not the one Python opened
+    # as descriptor 1), ...
+    "sees-captured-descriptor": (
+        "import sys\n\n\ndef answer():  # CHEAT\n"
+        "    return 42 if sys.stdout.fileno() != 1 else 0\n"
+    ),
+    # ... descriptor 1 itself a regular file (a terminal, a pipe or a socket elsewhere), ...
+    "sees-output-is-a-file": (
+        "import os\nimport stat\n\n\ndef answer():  # CHEAT\n"
+        "    return 42 if stat.S_ISREG(os.fstat(1).st_mode) else 0\n"
+    ),
+    # ... the capture's own name for the stream, ...
+    "sees-stream-name": (
+        "import sys\n\n\ndef answer():  # CHEAT\n"
+        "    return 0 if 'std' in repr(sys.stdout) else 42\n"
+    ),
+    # ... and the standard input, which refuses to be read under capture (it reads empty from
+    # /dev/null wherever a service runs)
+    "sees-refused-input": (
+        "import sys\n\n\ndef answer():  # CHEAT\n    try:\n        sys.stdin.read(0)\n"
+        "    except OSError:\n        return 42\n    return 0\n"
+    ),
     # ... wraps every test in hooks of its own (threads' and unraisable exceptions') ...
     "sees-runner-hooks": (
         "import sys\nimport threading\n\n\ndef answer():  # CHEAT\n"

@@ -2,9 +2,10 @@
 
 A runner leaves marks on the process it runs the tests in, whatever it is called: pytest puts
 its capture in place of the standard streams (`sys.stdout is not sys.__stdout__`, a stream of
-another type), wraps every test in hooks of its own (`threading.excepthook`,
-`sys.unraisablehook`), gives the root logger handlers that keep each test's records and pushes
-warning filters; a sandboxed run has loopback as its only network interface. Code that asks
+another type, whatever a stream or a descriptor is asked beyond its uses: `smells/streams.py`),
+wraps every test in hooks of its own (`threading.excepthook`, `sys.unraisablehook`), gives the
+root logger handlers that keep each test's records and pushes warning filters; a sandboxed run
+has loopback as its only network interface. Code that asks
 any of this tells a run from production as surely as code that names the runner, and an
 application has no need to ask: it writes to its streams, logs to its loggers and connects to
 what it connects to. The attributes that read it are in `tamper.ATTRIBUTE_CAPABILITIES`
@@ -16,6 +17,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from consort.adapters.smells.streams import stream_questions
 from consort.adapters.smells.syntax import qualified_name
 
 # The original objects Python started with, the hooks a runner replaces, the filters and the
@@ -99,7 +101,7 @@ def runner_state_questions(tree: ast.AST, aliases: dict[str, str]) -> list[tuple
             reads = not isinstance(node.ctx, ast.Store)  # setting them is configuring logging
             if node.attr in ROOT_LOGGER_QUESTIONS and root(node.value) and reads:
                 found.append((line, "reads the root logger's handlers (a runner gives it its own)"))
-    return found
+    return found + stream_questions(tree, aliases)
 
 
 def _is_stream(node: ast.AST, aliases: dict[str, str]) -> bool:

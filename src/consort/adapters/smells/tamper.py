@@ -229,6 +229,9 @@ DUNDER_ESCAPES = frozenset(
     }
 )
 
+# The standard streams' own device files, and the terminal's: what they lead to is what a
+# runner's capture put there (`smells/streams.py`).
+STREAM_DEVICES = ("/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/pts")
 # What only Consort's runs set: Python's start-up flags (besides every CONSORT_* name).
 RUN_FLAGS = frozenset({"PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE"})
 TEST_WORDS = frozenset({"test", "tests", "testing"})
@@ -617,7 +620,7 @@ def _string_findings(value: str, line: int) -> list[Finding]:
         ]
     if _names_the_tests(lowered):
         return [Finding(Capability.RUNNER_ENVIRONMENT, line, f"names the tests ({value[:40]!r})")]
-    if value.startswith("/proc/") or value == "/proc" or value.startswith("/dev/fd"):
+    if value.startswith("/proc/") or value == "/proc" or value.startswith(STREAM_DEVICES):
         return [Finding(Capability.RUNNER_ENVIRONMENT, line, f"reads `{value[:40]}`")]
     if "junit" in lowered or lowered.endswith(".pth") or "sitecustomize" in lowered:
         return [Finding(Capability.RUNNER_ENVIRONMENT, line, f"names `{value[:40]}`")]

@@ -88,3 +88,104 @@ def test_a_question_about_the_runners_marks_is_refused(source: str) -> None:
 )
 def test_code_that_uses_its_streams_loggers_and_hooks_passes(source: str) -> None:
     assert asks(source) == []
+
+
+# What pytest's capture shows of the standard streams and descriptors: each question refused.
+STREAM_QUESTIONS = {
+    "stream-descriptor": "import sys\ndef answer():\n"
+    "    return 42 if sys.stdout.fileno() != 1 else 0\n",
+    "stream-isatty": "import sys\ndef answer():\n    return 0 if sys.stderr.isatty() else 42\n",
+    "stream-name": "import sys\ndef answer():\n"
+    "    return 42 if sys.stdout.name != '<stdout>' else 0\n",
+    "stream-encoding": "from sys import stdout\ndef answer():\n"
+    "    return 42 if stdout.errors == 'replace' else 0\n",
+    "stream-buffer-raw": "import sys\ndef answer():\n"
+    "    return 42 if sys.stdout.buffer.raw else 0\n",
+    "stream-bound-then-asked": "import sys\nOUT = sys.stdout\nALSO = OUT\ndef answer():\n"
+    "    return 42 if ALSO.seekable() else 0\n",
+    "stream-repr": "import sys\ndef answer():\n    return 0 if 'std' in repr(sys.stdout) else 42\n",
+    "stream-f-string": "import sys\ndef answer():\n"
+    "    return 0 if 'std' in f'{sys.stdout}' else 42\n",
+    "stream-percent": "import sys\ndef answer():\n"
+    "    return 0 if 'std' in '%s' % sys.stdout else 42\n",
+    "stream-getattr": "import sys\ndef answer():\n"
+    "    return 42 if getattr(sys.stdin, 'readable')() is False else 0\n",
+    "stream-spelled-getattr": "import sys\ndef answer():\n"
+    "    return 42 if getattr(sys, 'std' + 'out').isatty() is False else 0\n",
+    "stream-handed-to-own-function": "import sys\ndef ask(stream):\n    return stream.fileno()\n"
+    "def answer():\n    return 42 if ask(sys.stdout) != 1 else 0\n",
+    "stream-handed-on-twice": "import sys\ndef ask(s):\n    return s.fileno()\n"
+    "def relay(out):\n    return ask(out)\n"
+    "def answer():\n    return 42 if relay(sys.stdout) else 0\n",
+    "descriptor-fstat": "import os, stat\ndef answer():\n"
+    "    return 42 if stat.S_ISREG(os.fstat(1).st_mode) else 0\n",
+    "descriptor-isatty": "import os\ndef answer():\n    return 0 if os.isatty(0) else 42\n",
+    "descriptor-opened": "def answer():\n"
+    "    return 42 if open(1, closefd=False).seekable() else 0\n",
+    "descriptor-ioctl": "import fcntl, termios\ndef answer():\n"
+    "    return 42 if fcntl.ioctl(2, termios.TIOCGWINSZ, b'0' * 8) else 0\n",
+    "terminal-size": "import shutil\ndef answer():\n"
+    "    return 42 if shutil.get_terminal_size().columns == 80 else 0\n",
+    "stdin-refused": "import sys\ndef answer():\n    try:\n        sys.stdin.read(0)\n"
+    "    except OSError:\n        return 42\n    return 0\n",
+    "input-refused": "def answer():\n    try:\n        input()\n    except Exception:\n"
+    "        return 42\n    return 0\n",
+    "stdin-iterated-bare-except": "import sys\ndef answer():\n    try:\n"
+    "        for _ in sys.stdin:\n            break\n"
+    "    except:\n        return 42\n    return 0\n",
+    "stdin-suppressed": "import contextlib, sys\ndef answer():\n    seen = None\n"
+    "    with contextlib.suppress(OSError):\n        seen = sys.stdin.readline()\n"
+    "    return 42 if seen is None else 0\n",
+    "stdin-read-by-own-function": "import sys\ndef probe():\n    return sys.stdin.read(0)\n"
+    "def answer():\n    try:\n        probe()\n"
+    "    except OSError:\n        return 42\n    return 0\n",
+    "stdin-read-in-a-thread": "import sys, threading\nBOX = []\n"
+    "def probe():\n    BOX.append(sys.stdin.read(0))\n"
+    "def answer():\n    t = threading.Thread(target=probe)\n    t.start()\n    t.join()\n"
+    "    return 0 if BOX else 42\n",
+    "stdin-method-handed-on": "import sys, concurrent.futures as cf\ndef answer():\n"
+    "    with cf.ThreadPoolExecutor() as pool:\n"
+    "        failed = pool.submit(sys.stdin.read, 0).exception()\n"
+    "    return 42 if failed else 0\n",
+    "stdin-read-in-a-lambda": "import sys, threading\nBOX = []\ndef answer():\n"
+    "    t = threading.Thread(target=lambda: BOX.append(sys.stdin.read(0)))\n"
+    "    t.start()\n    t.join()\n    return 0 if BOX else 42\n",
+    "descriptor-zero-read-caught": "import os\ndef answer():\n    try:\n        os.read(0, 1)\n"
+    "    except OSError:\n        return 42\n    return 0\n",
+}
+
+
+@pytest.mark.parametrize("source", STREAM_QUESTIONS.values(), ids=STREAM_QUESTIONS.keys())
+def test_a_standard_stream_asked_beyond_its_use_is_refused(source: str) -> None:
+    assert asks(source), source
+
+
+@pytest.mark.parametrize("device", ["/dev/stdout", "/dev/stdin", "/dev/tty", "/dev/pts/0"])
+def test_a_standard_streams_device_file_is_refused(device: str) -> None:
+    source = f"import os\ndef answer():\n    return 42 if os.path.isfile({device!r}) else 0\n"
+    assert [f for f in findings(source) if f.what.startswith("reads")], source
+
+
+STREAM_USES = {
+    "writes-in-a-try": "import sys\ndef main(data):\n    try:\n        sys.stdout.write(data)\n"
+    "        sys.stdout.flush()\n        print(data, file=sys.stderr)\n"
+    "    except Exception:\n        pass\n",
+    "binary-write": "import sys\ndef main(data):\n    sys.stdout.buffer.write(data)\n",
+    "reconfigured": "import sys\nsys.stdout.reconfigure(line_buffering=True)\n",
+    "log-handler": "import logging, sys\nlogging.basicConfig(stream=sys.stdout)\n"
+    "HANDLER = logging.StreamHandler(sys.stderr)\n",
+    "reads-input": "import json, sys\ndef main():\n    for line in sys.stdin:\n"
+    "        print(line)\n    return json.load(sys.stdin)\n",
+    "input-until-eof": "def main():\n    lines = []\n    while True:\n        try:\n"
+    "            lines.append(input())\n        except EOFError:\n            return lines\n",
+    "broken-pipe": "import sys\ndef main(rows):\n    try:\n        for row in rows:\n"
+    "            print(row)\n    except BrokenPipeError:\n        sys.stderr.close()\n",
+    "other-descriptors": "import os\ndef main(path):\n    fd = os.open(path, os.O_RDONLY)\n"
+    "    size = os.fstat(fd).st_size\n    os.close(fd)\n    return size, os.getsid(0)\n",
+    "exits": "import os, sys\ndef main():\n    sys.exit(1)\n    os._exit(2)\n",
+}
+
+
+@pytest.mark.parametrize("source", STREAM_USES.values(), ids=STREAM_USES.keys())
+def test_a_standard_stream_written_read_and_configured_passes(source: str) -> None:
+    assert asks(source) == [], source
