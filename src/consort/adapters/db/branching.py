@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from consort.adapters.background import Background
 from consort.adapters.db.names import (
     HASH_CHARS,
     INTERNAL_PREFIX,
@@ -377,7 +378,7 @@ class BranchDatabases:
         except BaseException:
             conn.close()
             raise
-        DROPS.put(self, name, role, conn)
+        DROPS.submit((self, name, role, conn))
 
     # ---- dropping --------------------------------------------------------------------------
 
@@ -645,71 +646,26 @@ class BranchDatabases:
         return dropped
 
 
-class Drops:
-    """Throwaway children waiting to be dropped, dropped one after another on a thread of their
-    own, each with the admin connection that made it.
-
-    `DROP DATABASE` waits for a checkpoint: a test run or a turn would pay that at its end. The
-    child is already out of use when it arrives here (its role cannot log in, its sessions
-    were ended), so only its storage remains. `finish` waits until every drop handed over is
-    done; it runs at the end of `drive` and when the interpreter exits. A drop that fails, or
-    that a `kill -9` cut short, leaves a child of a dead process, which `gc` (the next
-    `drive`'s start among them) removes."""
-
-    def __init__(self) -> None:
-        import threading
-
-        self._pending: list[tuple[BranchDatabases, str, str, psycopg.Connection[Any]]] = []
-        self._busy = 0
-        self._changed = threading.Condition()
-        self._thread: threading.Thread | None = None
-
-    def put(
-        self, dbs: BranchDatabases, name: str, role: str, conn: psycopg.Connection[Any]
-    ) -> None:
-        import threading
-
-        with self._changed:
-            self._pending.append((dbs, name, role, conn))
-            self._changed.notify_all()
-            if self._thread is None:
-                import atexit
-
-                atexit.register(self.finish)
-                self._thread = threading.Thread(
-                    target=self._work, name="consort-drops", daemon=True
-                )
-                self._thread.start()
-
-    def finish(self, timeout: float = 300.0) -> None:
-        """Wait (at most `timeout` seconds) until every drop handed over is done."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while self._pending or self._busy:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return
-                self._changed.wait(left)
-
-    def _work(self) -> None:
-        while True:
-            with self._changed:
-                while not self._pending:
-                    self._changed.wait()
-                dbs, name, role, conn = self._pending.pop(0)
-                self._busy += 1
-            try:
-                with contextlib.suppress(Exception):  # left for gc, as after a crash
-                    dbs.drop(name, using=conn, role=role)
-            finally:
-                conn.close()
-                with self._changed:
-                    self._busy -= 1
-                    self._changed.notify_all()
+def _drop(item: tuple[BranchDatabases, str, str, psycopg.Connection[Any]]) -> None:
+    dbs, name, role, conn = item
+    try:
+        dbs.drop(name, using=conn, role=role)
+    finally:
+        conn.close()
 
 
-DROPS = Drops()
-"""This process's drops of throwaway children (see `Drops`)."""
+DROPS: Background[tuple[BranchDatabases, str, str, psycopg.Connection[Any]]] = Background(
+    _drop, name="consort-drops", timeout=300.0
+)
+"""This process's throwaway children waiting to be dropped, dropped one after another on a
+thread of their own, each with the admin connection that made it.
+
+`DROP DATABASE` waits for a checkpoint: a test run or a turn would pay that at its end. The
+child is already out of use when it arrives here (its role cannot log in, its sessions were
+ended), so only its storage remains. `finish` waits until every drop handed over is done; it
+runs at the end of `drive` and when the interpreter exits. A drop that fails, or that a
+`kill -9` cut short, leaves a child of a dead process, which `gc` (the next `drive`'s start
+among them) removes."""
 
 
 ROLE_COMMENT = "consort branch role"

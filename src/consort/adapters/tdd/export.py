@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from consort.adapters import proc
+from consort.adapters.background import Background
 from consort.adapters.sandbox.policy import is_env_file
 from consort.adapters.vcs import TreeEntry, read_blobs, tree_entries
 from consort.core.errors import ConsortError
@@ -64,7 +65,7 @@ def exported(
             _link_dependencies(root, project_root, dependencies, entries)
         yield Export(root, commit, entries, tuple(violations))
     finally:
-        REMOVALS.discard(root)
+        _discard(root)
 
 
 def _materialise(
@@ -180,69 +181,20 @@ def _remove(root: Path) -> None:
     shutil.rmtree(root, onerror=writable_then_retry)
 
 
-class Removals:
-    """Exports removed off the run's path: each is renamed away at once (its name is gone
-    when `exported` returns), and a thread of this process removes its files, which on a busy
-    disk takes tens of milliseconds. `finish` waits until every one handed over is removed; it
-    runs when the interpreter exits. A removal that a `kill -9` cut short leaves a folder
-    named with the dead process's tag, which `remove_orphaned_exports` removes."""
-
-    def __init__(self) -> None:
-        import threading
-
-        self._pending: list[Path] = []
-        self._busy = 0
-        self._changed = threading.Condition()
-        self._thread: threading.Thread | None = None
-
-    def discard(self, root: Path) -> None:
-        import threading
-
-        trash = root.with_name(f"{root.name}-removed")
-        try:
-            os.rename(root, trash)
-        except OSError:  # gone already, or it cannot be renamed: removed here
-            _remove(root)
-            return
-        with self._changed:
-            self._pending.append(trash)
-            self._changed.notify_all()
-            if self._thread is None:
-                import atexit
-
-                atexit.register(self.finish)
-                self._thread = threading.Thread(
-                    target=self._work, name="consort-export-removals", daemon=True
-                )
-                self._thread.start()
-
-    def finish(self, timeout: float = 120.0) -> None:
-        """Wait (at most `timeout` seconds) until every export handed over is removed."""
-        import time
-
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while self._pending or self._busy:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return
-                self._changed.wait(left)
-
-    def _work(self) -> None:
-        while True:
-            with self._changed:
-                while not self._pending:
-                    self._changed.wait()
-                folder = self._pending.pop(0)
-                self._busy += 1
-            try:
-                with contextlib.suppress(Exception):  # left for `remove_orphaned_exports`
-                    _remove(folder)
-            finally:
-                with self._changed:
-                    self._busy -= 1
-                    self._changed.notify_all()
+REMOVALS: Background[Path] = Background(_remove, name="consort-export-removals", timeout=120.0)
+"""This process's export removals, off the run's path: removing an export's files takes tens of
+milliseconds on a busy disk. `finish` waits until every one handed over is removed; it runs when
+the interpreter exits. A removal that a `kill -9` cut short leaves a folder named with the dead
+process's tag, which `remove_orphaned_exports` removes."""
 
 
-REMOVALS = Removals()
-"""This process's export removals (see `Removals`)."""
+def _discard(root: Path) -> None:
+    """Rename `root` away at once (its name is gone when `exported` returns) and hand its
+    removal to `REMOVALS`."""
+    trash = root.with_name(f"{root.name}-removed")
+    try:
+        os.rename(root, trash)
+    except OSError:  # gone already, or it cannot be renamed: removed here
+        _remove(root)
+        return
+    REMOVALS.submit(trash)
