@@ -40,6 +40,8 @@ class SealRule(StrEnum):
     # a comment on an object, or an enum label the db-design does not declare: values kept in
     # the catalog, where code reads them back by SQL no rule reads
     MIGRATION_CATALOG = "migration-catalog"
+    # the password or session defaults of the login a branch database was migrated with
+    MIGRATION_LOGIN = "migration-login"
     # processes
     PROCESS_ESCAPED = "process-escaped"
 

@@ -25,7 +25,7 @@ from consort.adapters.paired import PairedBranches
 from consort.adapters.tdd.rules import green_problems
 from consort.adapters.tdd.runbox import run_sandbox
 from consort.adapters.tdd.runenv import command_env, workdir
-from consort.adapters.tdd.runner import migrate, run_suite, schema_check
+from consort.adapters.tdd.runner import MigrationRefused, migrate, run_suite, schema_check
 from consort.adapters.tdd.seal import merge_violations
 from consort.adapters.vcs import Git, tree_entries
 from consort.core.artifacts.registry import ArtifactKind, load_artifact
@@ -49,6 +49,7 @@ from consort.core.vocabulary import ActionKind
 from consort.lanes.build.branches import FEATURE_CHECKOUT, ensure_worktree
 from consort.lanes.build.refs import require_recorded
 from consort.lanes.server_loss import recorded_restarts
+from consort.lanes.turn import record_seal_violations
 
 Progress = Callable[[str], None]
 POLL_S = 0.2
@@ -327,14 +328,18 @@ def _migrate_parent(promotion: _Promotion, steps: _PromoteSteps, head: str) -> N
             )
         )
     crash_point("promote.migrate")
-    migrate(
-        project,
-        project.root,
-        head,
-        promotion.paired.url(base),
-        base,
-        record_in=promotion.paired.dbs,
-    )
+    try:
+        migrate(
+            project,
+            project.root,
+            head,
+            promotion.paired.url(base),
+            base,
+            record_in=promotion.paired.dbs,
+        )
+    except MigrationRefused as refused:
+        record_seal_violations(promotion.ledger, promotion.feature.id, refused.violations)
+        raise
     if resumed:
         detail = f"the migration of {base} a crash interrupted was run again to its end"
         promotion.record(

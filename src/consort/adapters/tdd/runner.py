@@ -24,6 +24,7 @@ from consort.adapters import proc
 from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_of
 from consort.adapters.db.extensions import fix_for, missing_in_output
 from consort.adapters.db.liveness import ServerWatch
+from consort.adapters.db.login_guard import LoginGuard
 from consort.adapters.db.migration_trace import (
     CatalogValues,
     DefaultState,
@@ -72,7 +73,7 @@ from consort.adapters.tdd.testconfig import module_of_command, top_modules
 from consort.adapters.vcs import TreeEntry, tree_entries
 from consort.core.config import MigrateSection, RunnerKind
 from consort.core.crashpoint import crash_point
-from consort.core.errors import ConsortError, UsageError
+from consort.core.errors import ConsortError, ExitCode, UsageError
 from consort.core.fsutil import atomic_write_bytes, file_lock, replace_text
 from consort.core.ledger.events import RunRecord
 from consort.core.project import Project
@@ -1021,7 +1022,12 @@ def migrate(
         inputs = migration_inputs(
             project.config.migrate, export.entries, export_reader(export.root)
         )
+        # A branch's own login (a child's role is dropped with it) must come out as it went in.
+        login = LoginGuard.before(record_in.backend, url) if record_in is not None else None
         result = run_migrations(run_sandbox(project), project.config.migrate, export.root, url)
+        changed = login.after() if login is not None else []
+        if changed:
+            raise MigrationRefused(where, changed)
         if result.returncode == 0 and record_in is not None and inputs is not None:
             _record_migrated(record_in, database, inputs)
     if result.returncode != 0:
@@ -1029,6 +1035,19 @@ def migrate(
         if missing:
             raise UsageError(f"the migrations failed on {where}: {fix_for(missing)}")
         raise ConsortError(f"the migrations failed on {where}: " + result.output.strip()[-500:])
+
+
+class MigrationRefused(ConsortError):
+    """Migrations of a branch database that did what no migration may (`violations`); what
+    they changed of their login is already put back."""
+
+    def __init__(self, where: str, violations: Sequence[SealViolation]):
+        super().__init__(
+            f"the migrations of {where} are refused: " + "; ".join(map(str, violations)),
+            fix="remove what changes the login from the migration, then `consort drive`",
+            code=ExitCode.INTEGRITY,
+        )
+        self.violations = tuple(violations)
 
 
 def _record_migrated(dbs: BranchDatabases, database: str, inputs: str) -> None:

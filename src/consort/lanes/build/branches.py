@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from consort.adapters.tdd.rules import green_problems
-from consort.adapters.tdd.runner import migrate, run_suite, schema_check
+from consort.adapters.tdd.runner import MigrationRefused, migrate, run_suite, schema_check
 from consort.adapters.tdd.seal import merge_violations
 from consort.adapters.vcs import Git, tree_entries
 from consort.core.artifacts.registry import ArtifactKind
@@ -156,14 +156,19 @@ def merge_story(ctx: Build, story: StoryState) -> None:
             + "; ".join(problems[:5]),
             code=ExitCode.INTEGRITY if sealed or evidence.violations else ExitCode.ERROR,
         )
-    migrate(
-        ctx.project,
-        checkout,
-        commit,
-        ctx.paired.url(ctx.build.feature_branch),
-        ctx.build.feature_branch,
-        record_in=ctx.paired.dbs,
-    )
+    try:
+        migrate(
+            ctx.project,
+            checkout,
+            commit,
+            ctx.paired.url(ctx.build.feature_branch),
+            ctx.build.feature_branch,
+            record_in=ctx.paired.dbs,
+        )
+    except MigrationRefused as refused:
+        git.run("reset", "-q", "--hard", target)
+        record_seal_violations(ctx.ledger, ctx.subject(story), refused.violations)
+        raise
     ctx.record(
         StoryMerged(commit=commit, into=ctx.build.feature_branch, run=evidence.as_record()),
         ctx.subject(story),
