@@ -34,8 +34,9 @@ from tests.helpers import consort, git, ok
 from tests.integration.conftest import destroy_project_cluster
 from tests.integration.test_design_lane import approve_at_terminal
 
-# The whole build lane, dozens of real agent turns: generous, never a timed assertion.
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(3600)]
+# The whole build lane, dozens of real agent turns: generous, never a timed assertion. Each
+# fixture's setup takes minutes: started first on pytest-xdist workers (costly).
+pytestmark = [pytest.mark.integration, pytest.mark.costly, pytest.mark.timeout(3600)]
 
 PLAYBOOK = example_dir() / "playbook"
 FEATURE = "F1-stock-visibility"
