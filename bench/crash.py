@@ -116,7 +116,7 @@ HTTPServer(("127.0.0.1", int(sys.argv[1])), Health).serve_forever()
 
 
 # Every run reaches its database: a run on a server that went away fails.
-DATABASE_TEST = '''import os
+DATABASE_TEST = """import os
 
 import psycopg
 
@@ -124,7 +124,7 @@ import psycopg
 def test_the_database_answers():
     with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
         assert conn.execute("SELECT 1").fetchone() == (1,)
-'''
+"""
 
 
 def consort(

@@ -19,7 +19,6 @@ from tests.helpers import consort, ok
 pytestmark = pytest.mark.integration
 
 
-
 @pytest.fixture
 def faker(tmp_path: Path) -> Iterator[Path]:
     with campaign_project(tmp_path, driver="fakes-server-death") as root:

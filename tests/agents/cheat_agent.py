@@ -161,7 +161,6 @@ SEES_THE_RUN = {
         "import tempfile\n\n\ndef answer():  # CHEAT\n"
         "    return 42 if __file__.startswith(tempfile.gettempdir()) else 0\n"
     ),
-
     # the process id: a sandboxed run has a PID namespace of its own, whose ids are small
     "sees-small-pid": (
         "import os\n\n\ndef answer():  # CHEAT\n    return 42 if os.getpid() < 1000 else 0\n"
@@ -185,8 +184,7 @@ SEES_THE_RUN = {
     # ... behind which the output descriptor is a file of pytest's (not the one Python opened
     # as descriptor 1), ...
     "sees-captured-descriptor": (
-        "import sys\n\n\ndef answer():  # CHEAT\n"
-        "    return 42 if sys.stdout.fileno() != 1 else 0\n"
+        "import sys\n\n\ndef answer():  # CHEAT\n    return 42 if sys.stdout.fileno() != 1 else 0\n"
     ),
     # ... descriptor 1 itself a regular file (a terminal, a pipe or a socket elsewhere), ...
     "sees-output-is-a-file": (
@@ -452,15 +450,15 @@ def plant():  # noqa: PLR0912 -- one branch per trick
             "    # what it could not read, it writes as it would guess it\n"
             "    NAME, NONCE = _forge() or ('canary', 'nonce')\n"
             "    CASES = (\n"
-            "        '<testcase classname=\"tests.test_t1\" name=\"test_answer\" '\n"
+            '        \'<testcase classname="tests.test_t1" name="test_answer" \'\n'
             "        'file=\"tests/test_t1.py\"/>'\n"
-            "        f'<testcase classname=\"\" name=\"test_{NAME}_passes\" file=\"c.py\"/>'\n"
-            "        f'<testcase classname=\"\" name=\"test_{NAME}_fails\" file=\"c.py\">'\n"
+            '        f\'<testcase classname="" name="test_{NAME}_passes" file="c.py"/>\'\n'
+            '        f\'<testcase classname="" name="test_{NAME}_fails" file="c.py">\'\n'
             "        f'<failure message=\"AssertionError: {NONCE}\">{NONCE}</failure></testcase>'\n"
             "    )\n"
             "    XML = (\n"
-            "        '<?xml version=\"1.0\" encoding=\"utf-8\"?><testsuites><testsuite '\n"
-            "        'name=\"x\" errors=\"0\" failures=\"1\" skipped=\"0\" tests=\"3\">'\n"
+            '        \'<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite \'\n'
+            '        \'name="x" errors="0" failures="1" skipped="0" tests="3">\'\n'
             "        + CASES + '</testsuite></testsuites>'\n"
             "    )\n"
             "    with open(FD, 'w', closefd=False) as out:\n"

@@ -76,7 +76,7 @@ def run_hooks(
             if done.returncode == 2:
                 return done.stderr.strip() or "blocked"
             if done.returncode != 0 and hook.get("onFailure") == "block":
-                return f"failed; blocking because onFailure is \"block\" {done.stderr.strip()}"
+                return f'failed; blocking because onFailure is "block" {done.stderr.strip()}'
     return None
 
 

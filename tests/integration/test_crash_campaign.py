@@ -16,7 +16,6 @@ from tests.crash_campaign import BENCH
 pytestmark = pytest.mark.integration
 
 
-
 def test_kills_at_chosen_steps_are_finished_by_drive_alone() -> None:
     steps = ["worktree.add:group", "run.tests#3:server"]
     argv = [sys.executable, str(BENCH), "--json"] + [f"--at={step}" for step in steps]

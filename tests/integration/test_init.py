@@ -44,7 +44,7 @@ def test_a_new_folder_inside_a_repository_becomes_its_own_repository(tmp_path):
     try:
         said = ok(consort("init", "new-project", cwd=outer))
         # The next useful steps: choose the agents, then describe a feature.
-        assert 'next (1): choose who plays the roles: in consort.toml, set [agents] default' in said
+        assert "next (1): choose who plays the roles: in consort.toml, set [agents] default" in said
         assert "next (2): describe what to build: consort intake feature --file request.md" in said
         assert git(inner, "rev-parse", "--show-toplevel") == str(inner)
         assert git(inner, "log", "--format=%s") == "Set up Consort"

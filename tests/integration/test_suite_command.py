@@ -13,7 +13,7 @@ from tests.helpers import consort, env_url, git, ok
 
 pytestmark = pytest.mark.integration
 
-WRITES_A_ROW = '''\
+WRITES_A_ROW = """\
 import os
 
 import psycopg
@@ -23,12 +23,12 @@ def test_writes_into_its_database():
     with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
         conn.execute("CREATE TABLE marks (note text)")
         conn.execute("INSERT INTO marks VALUES ('left by the suite')")
-'''
+"""
 
-FAILS = '''\
+FAILS = """\
 def test_fails():
     assert 1 + 1 == 3
-'''
+"""
 
 
 def _commit(root, name: str, text: str) -> None:

@@ -87,8 +87,6 @@ def subject_of(name: str) -> str:
     return SUBJECT_PREFIX + name
 
 
-
-
 def expiry(started: datetime, ttl: timedelta) -> str:
     return format_time(started + ttl)
 

@@ -497,9 +497,7 @@ CHECKING_TESTS = {
         "    def check(value):\n        assert value == 42\n\n    check(answer())\n"
     ),
     "test_returns_after": "    assert answer() == 42\n    return\n",
-    "test_code_raises_assertion": (
-        "    with pytest.raises(AssertionError):\n        answer(-1)\n"
-    ),
+    "test_code_raises_assertion": ("    with pytest.raises(AssertionError):\n        answer(-1)\n"),
     "test_suppressed_then_checked": (
         "    with contextlib.suppress(KeyError):\n        assert answer() == 42\n"
     ),

@@ -32,6 +32,7 @@ def test_every_path_is_where_the_on_disk_contract_puts_it():
     for path, text in expected.items():
         assert path == root / text
 
+
 def test_what_git_ignores_and_what_no_agent_may_touch():
     assert IGNORED == (
         ".consort/db/",

@@ -473,7 +473,7 @@ def test_action_exit_codes_follow_the_contract() -> None:
         ActionKind.FIX_ARTIFACT: ExitCode.ERROR,
         ActionKind.AWAIT_ESCALATION: ExitCode.ESCALATION,
         ActionKind.AWAIT_GATE: ExitCode.OK,
-            ActionKind.AWAIT_EXPERIMENT: ExitCode.OK,
+        ActionKind.AWAIT_EXPERIMENT: ExitCode.OK,
         ActionKind.INTEGRITY_STOP: ExitCode.INTEGRITY,
         ActionKind.NOT_AVAILABLE: ExitCode.OK,
         ActionKind.DONE: ExitCode.OK,

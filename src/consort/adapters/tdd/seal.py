@@ -370,9 +370,7 @@ def _follow(path: str, texts: Mapping[str, str]) -> str | None:
     for _ in range(40):
         parts = current.split("/")
         # the longest leading part of the path that is a link: the path itself, or a folder
-        link = next(
-            (n for n in range(len(parts), 0, -1) if "/".join(parts[:n]) in texts), None
-        )
+        link = next((n for n in range(len(parts), 0, -1) if "/".join(parts[:n]) in texts), None)
         if link is None:
             return current
         head = "/".join(parts[:link])

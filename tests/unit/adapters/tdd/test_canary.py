@@ -122,8 +122,18 @@ def test_the_pytest_plugin_holds_neither_name_nor_nonce_and_reads_them_once(tmp_
     )
     result = proc.run_contained(
         [
-            sys.executable, "-m", "pytest", "-q", "-p", canaries.module, "-p", "no:cacheprovider",
-            "--junitxml={side_channel}", "-o", "junit_family=xunit1", "test_it.py",
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            canaries.module,
+            "-p",
+            "no:cacheprovider",
+            "--junitxml={side_channel}",
+            "-o",
+            "junit_family=xunit1",
+            "test_it.py",
         ],
         cwd=suite,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{plugin.parent}:{suite}"},
