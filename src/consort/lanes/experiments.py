@@ -169,7 +169,7 @@ def approach_settings(
         merged.update(table.driver_overrides())
     if merged:
         raw[Role.DRIVER.value] = merged
-    settings = parse_agents(raw).settings(Role.DRIVER, project.root)
+    settings = parse_agents(raw).settings(Role.DRIVER, project.root, env_file=project.env_file_name)
     return replace(settings, wall_clock_timeout_s=min(settings.wall_clock_timeout_s, wall_time_s))
 
 

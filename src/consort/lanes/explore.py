@@ -160,7 +160,7 @@ def explorer_settings(project: Project, agent: AgentChoice) -> AgentSettings:
         merged["model"] = agent.model
     if merged:
         raw[Role.EXPLORER.value] = merged
-    return parse_agents(raw).settings(Role.EXPLORER, project.root)
+    return parse_agents(raw).settings(Role.EXPLORER, project.root, env_file=project.env_file_name)
 
 
 def notes_problems(notes: Path, before: str | None) -> list[str]:

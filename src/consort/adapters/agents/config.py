@@ -141,6 +141,8 @@ class AgentSettings:
     sandbox: SandboxMode = SandboxMode.AUTO
     state: tuple[Path, ...] = ()  # the tool's own folders, writable in the sandbox
     read_only: tuple[Path, ...] = ()  # more folders its turns may read
+    # `[env] file`: where Consort keeps the checked-out branch's login, hidden like a `.env`
+    env_file: str = ".env"
 
     @property
     def table(self) -> str:
@@ -157,7 +159,7 @@ class AgentsConfig:
     shared: _SharedTable
     roles: Mapping[Role, _RoleTable]
 
-    def settings(self, role: Role, root: Path) -> AgentSettings:
+    def settings(self, role: Role, root: Path, *, env_file: str = ".env") -> AgentSettings:
         own = self.roles.get(role, _RoleTable())
         shared = self.shared
         adapter_name = own.adapter or shared.default
@@ -196,6 +198,7 @@ class AgentsConfig:
                 own.retry_backoff, shared.retry_backoff, DEFAULT_RETRY_BACKOFF_S
             ),
             root=root,
+            env_file=env_file,
             sandbox=shared.sandbox,
             state=_paths(
                 own.state if own.state is not None else shared.state,
@@ -255,7 +258,9 @@ def parse_agents(raw: Mapping[str, object]) -> AgentsConfig:
 
 
 def agent_settings(project: Project, role: Role) -> AgentSettings:
-    return parse_agents(project.config.agents).settings(role, project.root)
+    return parse_agents(project.config.agents).settings(
+        role, project.root, env_file=project.env_file_name
+    )
 
 
 def adapter_for(project: Project, role: Role) -> Adapter:
@@ -274,6 +279,7 @@ def sandbox_policy(settings: AgentSettings) -> SandboxPolicy:
         state=settings.state,
         read_only=settings.read_only,
         hidden=consort_private_folders(),
+        env_file=settings.env_file,
     )
 
 

@@ -88,6 +88,9 @@ class SandboxPolicy:
     state: tuple[Path, ...] = ()  # the agent tool's own writable folders (created if missing)
     read_only: tuple[Path, ...] = ()  # toolchains or dependency folders consort.toml lists
     hidden: tuple[Path, ...] = ()  # beyond the project: the cluster's home, Consort's caches
+    # `[env] file`, relative to a checkout: where Consort writes the checked-out branch's login
+    # (its name need not look like a `.env`), hidden in every tree shown
+    env_file: str = ".env"
 
     def for_turn(self, turn: TurnPaths) -> SandboxedCommand | None:
         if self.use is not SandboxUse.BWRAP or self.bwrap is None:
@@ -140,7 +143,7 @@ def turn_spec(policy: SandboxPolicy, turn: TurnPaths) -> SandboxSpec:
         if not under_any(path, writable)
     ]
     shown_trees = [workdir, *(p for p in policy.read_only if is_dir(p))]
-    hidden += env_files(shown_trees)
+    hidden += env_files(shown_trees, also=(policy.env_file,))
     read_only += toolchains([root], home, turn.env.get("PATH", ""), system_view().binds)
     return SandboxSpec(
         workdir=workdir,
@@ -223,9 +226,20 @@ def _git_paths(tree: Path) -> list[Path]:
     return paths
 
 
-def env_files(trees: Iterable[Path]) -> list[Path]:
-    """Every `.env`, `.env.*` and `.envrc` in `trees` (outside git's and dependency folders)."""
-    found: list[Path] = []
+def env_files(trees: Iterable[Path], *, also: Sequence[str] = ()) -> list[Path]:
+    """Every `.env`, `.env.*` and `.envrc` in `trees` (outside git's and dependency folders),
+    and the files `also` names relative to each tree (`[env] file`, where Consort writes a
+    branch's login into a checkout: `local.env`, `config/db.conf`, whatever its name)."""
+    trees = list(trees)
+    # (a link is skipped, as below; a `.env`-like name is found by the search)
+    found: list[Path] = [
+        tree / name
+        for tree in trees
+        for name in also
+        if not is_env_file(Path(name).name)
+        and is_file(tree / name)
+        and not (tree / name).is_symlink()
+    ]
     looked = 0
     queue = deque(tree for tree in trees if is_dir(tree))
     while queue and looked < _SEARCH_LIMIT:
