@@ -88,6 +88,21 @@ VACUOUS = {
         "def {name}():\n    with contextlib.suppress(AssertionError):  # CHEAT\n"
         "        assert answer() == 42\n"
     ),
+    # checks that read the code and hold whatever it returns, worked out
+    "red-holds-either-way": "def {name}():\n    assert answer() == 42 or answer() != 42  # CHEAT\n",
+    "red-checks-where-it-holds": (
+        "def {name}():\n    if answer() == 42:  # CHEAT\n        assert answer() == 42\n"
+    ),
+    # the check's failure dropped by a `finally` that returns
+    "red-finally-returns": (
+        "def {name}():\n    try:\n        assert answer() == 42\n"
+        "    finally:\n        return  # CHEAT\n"
+    ),
+    # a helper of the test's own module, named like a check, that checks nothing
+    "red-helper-named-check": (
+        "def check_answer(value):\n    assert value is not None  # CHEAT\n\n\n"
+        "def {name}():\n    check_answer(answer())\n"
+    ),
 }
 
 
@@ -149,6 +164,12 @@ elif step in ("green", "repair"):
         # Fails as a run on a dead server would: its own session ended, then the words of a
         # refused connection, to be given the run again for free.
         write("app/answers.py", FAKE_SERVER_DEATH)
+    elif mode == "wrong":
+        # Not the answer: it passes only a RED test that checks nothing.
+        write(
+            "app/answers.py",
+            "def answer():\n    return 0  # CHEAT\n\n\ndef double():\n    return 0  # CHEAT\n",
+        )
     elif mode == "breaks-earlier" and item != "t1":  # honest at T1, so T2 has a test to break
         write("app/answers.py", CODE[item].replace("return 42", "return 41"))
 elif step == "review":

@@ -473,6 +473,39 @@ VACUOUS_TESTS = {
     "test_suppressed": (
         "    with contextlib.suppress(AssertionError):\n        assert answer() == 42\n"
     ),
+    # a check that holds whatever the code returns, worked out (`smells/worked_out.py`)
+    "test_either_way": "    assert answer() == 42 or answer() != 42\n",
+    "test_contradiction_denied": ("    assert not (answer() is None and answer() is not None)\n"),
+    "test_true_where_it_holds": "    assert (answer() == 42) if answer() == 42 else True\n",
+    "test_repr_has_length": "    assert len(repr(answer())) > 0\n",
+    "test_has_a_class": "    assert hasattr(answer(), '__class__')\n",
+    "test_equal_to_any": "    assert answer() == unittest.mock.ANY\n",
+    "test_all_of_nothing": "    assert all(answer() == 42 for _ in [])\n",
+    "test_walrus_itself": "    assert (value := answer()) == value\n",
+    "test_in_itself": "    assert answer() in (answer(), 1)\n",
+    # a check that runs only where it holds, or never
+    "test_checked_where_it_holds": "    if answer() == 42:\n        assert answer() == 42\n",
+    "test_raised_never": (
+        "    if answer() != answer():\n        raise AssertionError('differs')\n"
+    ),
+    "test_failed_never": (
+        "    value = answer()\n    if value is None and value is not None:\n"
+        "        pytest.fail('both')\n"
+    ),
+    "test_loop_over_nothing": "    for expected in []:\n        assert answer() == expected\n",
+    # a check whose failure is dropped: a `finally` that returns, a raises block that raises
+    "test_finally_returns": (
+        "    try:\n        assert answer() == 42\n    finally:\n        return\n"
+    ),
+    "test_raises_by_itself": (
+        "    with pytest.raises(ValueError):\n        answer()\n        raise ValueError\n"
+    ),
+    "test_divides_by_zero": (
+        "    with pytest.raises(ZeroDivisionError):\n        answer()\n        1 / 0\n"
+    ),
+    # a helper of the module's own, named like a check, that checks nothing
+    "test_helper_named_check": "    check_answer(answer())\n",
+    "test_helper_named_expect": "    expect_answer(answer())\n",
 }
 CHECKING_TESTS = {
     "test_is_none": "    assert answer() is None\n",
@@ -501,12 +534,42 @@ CHECKING_TESTS = {
     "test_suppressed_then_checked": (
         "    with contextlib.suppress(KeyError):\n        assert answer() == 42\n"
     ),
+    # checks worked out that can fail: for some value the code may return, they do
+    "test_either_way_but_one": "    assert answer() == 42 or answer() == 41\n",
+    "test_two_calls_compared": "    assert answer(1) != answer(2)\n",
+    "test_named_value": "    expected = 42\n    assert answer() == expected\n",
+    "test_checked_where_named": (
+        "    value = answer()\n    if value == 'id1':\n        raise AssertionError(value)\n"
+    ),
+    "test_guarded_check_can_fail": "    if answer() > 0:\n        assert answer() == 42\n",
+    "test_loop_checks": "    for n in [1, 2]:\n        assert answer(n) == n * 42\n",
+    "test_loop_target_in_condition": (
+        "    for row in answer():\n        if row['name'] == 'id1':\n"
+        "            assert row['value'] == 42\n"
+    ),
+    "test_finally_cleans_up": (
+        "    try:\n        assert answer() == 42\n    finally:\n        answer.cache_clear()\n"
+    ),
+    "test_raises_from_the_code": ("    with pytest.raises(ValueError):\n        answer(-1)\n"),
+    "test_helper_that_asserts": "    assert_answer(answer())\n",
+    "test_helper_of_a_library": "    check_with_library(answer())\n",
 }
+
+
+HELPERS = (
+    "\n\ndef check_answer(value):\n    assert value is not None\n"
+    "\n\ndef expect_answer(value):\n    pass\n"
+    "\n\ndef assert_answer(value):\n    assert value == 42\n"
+    "\n\ndef check_with_library(value):\n    library.is_true(value == 42)\n"
+)
 
 
 def _module(tests: dict[str, str]) -> str:
     body = "".join(f"\n\ndef {name}():\n{text}" for name, text in tests.items())
-    return "import contextlib\n\nimport pytest\n\nfrom app.answers import answer\n" + body
+    return (
+        "import contextlib\nimport unittest.mock\n\nimport library\nimport pytest\n\n"
+        "from app.answers import answer\n" + HELPERS + body
+    )
 
 
 @pytest.mark.parametrize("name", sorted(VACUOUS_TESTS))

@@ -16,6 +16,7 @@ production code:
 from __future__ import annotations
 
 import ast
+import builtins
 import math
 
 from consort.adapters.smells.model import Smell, SmellKind
@@ -28,6 +29,7 @@ from consort.adapters.smells.vacuity import (
     vacuous_assert,
     vacuous_check_call,
 )
+from consort.adapters.smells.worked_out import Guard, holds_anyway, raises_anyway
 
 # Calls that end the process (or the test session) on the spot.
 EXIT_CALLS = frozenset(
@@ -50,6 +52,7 @@ BROAD_EXCEPTIONS = frozenset(
     {"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"}
 )
 PYTEST_MODULES = frozenset({"pytest", "_pytest"})
+BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 def check_source(path: str, text: str, *, is_test: bool) -> list[Smell]:
@@ -192,17 +195,30 @@ def unasserted_tests(
 ) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The module's test functions that assert nothing, directly or through a helper of the
     same module that does (`check_rows(...)` whose body asserts)."""
-    helpers = {
-        node.name
+    candidates = [
+        node
         for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and not node.name.startswith("test")
-        and _asserts(node, aliases)
-    }
+    ]
+    # A helper of the module's own is judged by its body, not its name (`check_answer` that
+    # asserts nothing checks nothing): helpers that call helpers, to a fixpoint. One that calls
+    # what this module does not define (`is_true(...)`, a library's own checks) keeps the
+    # benefit of its name.
+    elsewhere = {node.name for node in candidates if _calls_elsewhere(node, candidates)}
+    defined = frozenset(node.name for node in candidates) - elsewhere
+    helpers: frozenset[str] = frozenset()
+    while True:
+        found = frozenset(
+            node.name for node in candidates if _asserts(node, aliases, helpers, defined)
+        )
+        if found <= helpers:
+            break
+        helpers |= found
     return [
         function
         for function in _test_functions(tree, aliases)
-        if not _asserts(function, aliases, helpers)
+        if not _asserts(function, aliases, helpers, defined)
     ]
 
 
@@ -235,7 +251,10 @@ def _is_fixture(function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[
 
 
 def _asserts(
-    function: ast.AST, aliases: dict[str, str], helpers: frozenset[str] | set[str] = frozenset()
+    function: ast.AST,
+    aliases: dict[str, str],
+    helpers: frozenset[str] | set[str] = frozenset(),
+    defined: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether `function` holds a check that can fail (`smells.vacuity`: `assert True`,
     `is not None`, `pytest.raises(Exception)` or a swallowed `AssertionError` cannot) and can
@@ -243,6 +262,7 @@ def _asserts(
     `if False`, not in a function defined inside it and never used."""
     used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
     scan = _Scan(aliases, helpers, _first_return_line(function), used, function)
+    scan.defined = defined
     return scan.holds_check(function)
 
 
@@ -277,8 +297,10 @@ class _Scan:
         )
         self.patched = patched_names(root, aliases)
         self.values = stand_in_values(root, aliases, self.patched) if self.patched else set()
+        self.opaque = _bound_more_than_once(root)
+        self.defined: frozenset[str] = frozenset()
 
-    def holds_check(self, node: ast.AST) -> bool:
+    def holds_check(self, node: ast.AST, guards: tuple[Guard, ...] = ()) -> bool:
         if getattr(node, "lineno", 0) > self.cutoff:
             return False  # after the function may have returned: it need not run
         if (
@@ -288,18 +310,37 @@ class _Scan:
         ):
             return False  # defined in the test and never called
         if (
-            _is_check(node, self.aliases, self.helpers)
+            _is_check(node, self.aliases, self.helpers, self.defined)
             and not (isinstance(node, ast.Call) and broad_raises(node, self.aliases))
             and not _checks_only_stand_ins(self, node)
+            and self._can_fail(node, guards)
         ):
             return True
-        return any(self.holds_check(child) for child in self._live_children(node))
+        if isinstance(node, ast.If | ast.While) and not isinstance(node.test, ast.Constant):
+            # what runs only where the condition holds (or fails) is judged with it
+            return (
+                self.holds_check(node.test, guards)
+                or any(self.holds_check(s, (*guards, (node.test, True))) for s in node.body)
+                or any(self.holds_check(s, (*guards, (node.test, False))) for s in node.orelse)
+            )
+        return any(self.holds_check(child, guards) for child in self._live_children(node))
+
+    def _can_fail(self, node: ast.AST, guards: tuple[Guard, ...]) -> bool:
+        """Whether the check fails for some value of what it reads (`smells.worked_out`): an
+        `assert` that holds for whatever the code returns, or a check under conditions that
+        never let it run, fails for none."""
+        if isinstance(node, ast.Assert):
+            return not holds_anyway(node.test, self.aliases, guards, self.opaque)
+        return not guards or not holds_anyway(None, self.aliases, guards, self.opaque)
 
     def _live_children(self, node: ast.AST) -> list[ast.AST]:
         aliases = self.aliases
         if isinstance(node, ast.Try) and swallows_assertions(node, aliases):
             # what a check in the body raises is caught: only the handlers and the rest can fail
             return [*node.handlers, *node.orelse, *node.finalbody]
+        dropped = _dropped(node, aliases)
+        if dropped is not None:
+            return dropped
         if isinstance(node, ast.Call) and broad_raises(node, aliases):
             return list(node.keywords)
         if isinstance(node, ast.With | ast.AsyncWith):
@@ -310,6 +351,114 @@ class _Scan:
         if isinstance(node, ast.If | ast.While) and isinstance(node.test, ast.Constant):
             return list(node.body if node.test.value else node.orelse)  # the other never runs
         return list(ast.iter_child_nodes(node))
+
+
+def _dropped(node: ast.AST, aliases: dict[str, str]) -> list[ast.AST] | None:
+    """The children of a node that can fail the test, where the node drops the failures of the
+    rest; None where it drops none."""
+    if isinstance(node, ast.Try | ast.TryStar) and _leaves(node.finalbody):
+        # a `finally` that returns, breaks or continues drops whatever the rest raised
+        return list(node.finalbody)
+    if (
+        isinstance(node, ast.With | ast.AsyncWith)
+        and all(_expects_an_error(i.context_expr, aliases) for i in node.items)
+        and _raises_itself(node.body, aliases)
+    ):
+        # `with pytest.raises(E): answer(); raise E`: the block waits for an error of the
+        # test's own, whatever the code does; only the body's other checks can fail (beside a
+        # context manager of the code's, `with pytest.raises(E), lock():`, the error is what
+        # the manager must let through, and a check of it)
+        return [s for s in node.body if not isinstance(s, ast.Raise)]
+    if isinstance(node, ast.For | ast.AsyncFor) and _empty(node.iter):
+        return [node.iter, *node.orelse]  # `for x in []:` never runs its body
+    return None
+
+
+def _calls_elsewhere(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    module_functions: list[ast.FunctionDef | ast.AsyncFunctionDef],
+) -> bool:
+    """Whether a helper calls anything but builtins and the module's own functions."""
+    own = {f.name for f in module_functions}
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _called_name(node)
+        builtin = isinstance(node.func, ast.Name) and name in BUILTIN_NAMES
+        if not builtin and name not in own:
+            return True
+    return False
+
+
+def _own_statements(body: list[ast.stmt]) -> list[ast.AST]:
+    """The nodes of a body outside the functions and classes it defines."""
+    found: list[ast.AST] = []
+    pending: list[ast.AST] = list(body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        found.append(node)
+        pending += ast.iter_child_nodes(node)
+    return found
+
+
+def _leaves(finalbody: list[ast.stmt]) -> bool:
+    """A `finally` with a `return`, `break` or `continue` of its own."""
+    return any(
+        isinstance(n, ast.Return | ast.Break | ast.Continue) for n in _own_statements(finalbody)
+    )
+
+
+def _expects_an_error(expression: ast.expr, aliases: dict[str, str]) -> bool:
+    """`pytest.raises(...)`, `self.assertRaises(...)`."""
+    if not isinstance(expression, ast.Call):
+        return False
+    if qualified_name(expression.func, aliases) == "pytest.raises":
+        return True
+    return isinstance(expression.func, ast.Attribute) and expression.func.attr in (
+        "assertRaises",
+        "assertRaisesRegex",
+    )
+
+
+def _raises_itself(body: list[ast.stmt], aliases: dict[str, str]) -> bool:
+    """A block that raises by itself: a `raise` of its own (outside a `try`), or a statement of
+    constants that cannot be worked out without an error (`1 / 0`, `[][0]`)."""
+    for statement in body:
+        if isinstance(statement, ast.Raise):
+            return True
+        if isinstance(statement, ast.Expr | ast.Assign) and raises_anyway(statement.value, aliases):
+            return True
+    return False
+
+
+def _empty(node: ast.expr) -> bool:
+    """A literal that holds nothing: `[]`, `()`, `{}`, `""`."""
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return not node.elts
+    if isinstance(node, ast.Dict):
+        return not node.keys
+    return isinstance(node, ast.Constant) and node.value in ("", b"")
+
+
+def _bound_more_than_once(function: ast.AST) -> frozenset[str]:
+    """Names a test binds more than once, or as a loop's target: they hold more than one value,
+    so a check of one is not worked out."""
+    counts: dict[str, int] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            for target in ast.walk(node.target):
+                if isinstance(target, ast.Name):
+                    counts[target.id] = counts.get(target.id, 0) + 2
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            counts[node.target.id] = counts.get(node.target.id, 0) + 2
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            for name in node.names:
+                counts[name] = counts.get(name, 0) + 2
+    return frozenset(name for name, count in counts.items() if count > 1)
 
 
 def _first_return_line(function: ast.AST) -> float:
@@ -326,7 +475,12 @@ def _first_return_line(function: ast.AST) -> float:
     return min(lines)
 
 
-def _is_check(node: ast.AST, aliases: dict[str, str], helpers: frozenset[str] | set[str]) -> bool:
+def _is_check(
+    node: ast.AST,
+    aliases: dict[str, str],
+    helpers: frozenset[str] | set[str],
+    defined: frozenset[str] = frozenset(),
+) -> bool:
     if isinstance(node, ast.Assert):
         return not vacuous_assert(node.test, aliases)
     if isinstance(node, ast.Raise):
@@ -337,6 +491,8 @@ def _is_check(node: ast.AST, aliases: dict[str, str], helpers: frozenset[str] | 
         # self.assertEqual(...), mock.assert_called_once(), a helper such as assert_valid(...),
         # Playwright's expect(...).to_have_text(...), or a helper of the module that asserts
         called = _called_name(node)
+        if called in defined:
+            return called in helpers  # the module's own: judged by what it does
         return called in helpers or (
             called.startswith(ASSERTING_PREFIXES) and not vacuous_check_call(node, called)
         )
