@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from consort.cli import plain
 from consort.cli.kit import handled, project
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ def branch_diff(name: str, against: str | None, as_json: bool) -> None:
         return
     ui.say(f"schema of {name} against {found.base}:")
     for line in found.lines():
-        click.echo(f"  {line}")
+        click.echo(f"  {plain.visible(line)}")
 
 
 @branch.command("gc")

@@ -78,5 +78,8 @@ def project() -> Project:
 
 
 def confirm(question: str) -> bool:
-    """Ask the person at the terminal; no is the default."""
-    return click.confirm(question, default=False)
+    """Ask the person at the terminal; no is the default. The question shows what it covers
+    as it is: a control sequence in an artifact is shown as its escape, never acted on."""
+    from consort.cli.plain import visible
+
+    return click.confirm(visible(question), default=False)

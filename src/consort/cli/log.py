@@ -85,8 +85,8 @@ def _print_table(events: list[LogEntry]) -> None:
             event.time.strftime("%m-%d %H:%M:%S"),
             event.actor,
             event.type,
-            escape(event.subject or "-"),
-            escape(summary(event.data)),
+            plain.visible(escape(event.subject or "-")),
+            plain.visible(escape(summary(event.data))),
         ]
         for event in events
     ]

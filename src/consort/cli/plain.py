@@ -28,6 +28,11 @@ DIGIT_EMOJI = frozenset({"100", "1234"})
 # Rich strips these from text (rich.control.STRIP_CONTROL_CODES) and expands tabs; the other
 # control codes it passes on, measuring them as it measures them. All are left to Rich.
 UNSURE_CHARACTERS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+# What a terminal acts on instead of showing: the C0 and C1 controls but newline and tab (ESC
+# starts a sequence that moves the cursor, erases a line or hides text; a carriage return goes
+# back to the line's start), DEL, and the Unicode controls that reorder text or break lines
+# (bidirectional marks, embeddings, overrides and isolates; the line and paragraph separators).
+UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 # What Consort writes beyond ASCII ("…" ends a cut log summary), each one cell wide as Rich
 # counts it: measured without loading Rich's tables of Unicode widths.
 ONE_CELL = frozenset("…✓")
@@ -55,6 +60,19 @@ def draws_boxes(stream: IO[str]) -> bool:
     """Rich draws a table's box in ASCII where the stream's encoding is not a UTF one."""
     encoding = getattr(stream, "encoding", None) or "utf-8"
     return encoding.lower().startswith("utf")
+
+
+def visible(text: str) -> str:
+    """`text` with every character a terminal would act on (`UNSHOWN`) written out as its
+    escape, `\\x1b` or `\\u202e`. Artifacts, agents' reports and database names reach the
+    terminal: an `\\r\\x1b[2K` in an acceptance criterion would erase the criterion as the
+    design gate asks about it, and print one the person expects in its place."""
+    return UNSHOWN.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def escape(text: str) -> str:

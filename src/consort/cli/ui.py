@@ -59,7 +59,9 @@ def write_rendered(text: str, *, stderr: bool = False) -> None:
 
 
 def _print(markup: str, *, stderr: bool = False) -> None:
-    """Print console markup and a newline, as Rich prints it."""
+    """Print console markup and a newline, as Rich prints it; what a terminal would act on
+    instead of showing is shown as its escape (`plain.visible`)."""
+    markup = plain.visible(markup)
     text = plain.line(markup) if plain_output(stderr) else None
     if text is not None:
         write_rendered(text, stderr=stderr)
@@ -121,6 +123,8 @@ class Col:
 
 
 def table(title: str | None, columns: Sequence[str | Col], rows: Sequence[Sequence[str]]) -> None:
+    title = plain.visible(title) if title is not None else None
+    rows = [[plain.visible(cell) for cell in row] for row in rows]
     if plain_output() and plain.draws_boxes(sys.stdout):
         headers = [c.header if isinstance(c, Col) else c for c in columns]
         text = plain.boxed_table(title, headers, rows, UNWRAPPED_WIDTH)

@@ -241,3 +241,26 @@ def test_a_pipe_is_plain_unless_rich_s_switches_say_terminal(
     assert plain.is_plain(Pipe()) and not plain.is_plain(Terminal())
     monkeypatch.setenv("FORCE_COLOR", "1")
     assert not plain.is_plain(Pipe())
+
+
+# What a terminal acts on instead of showing: an artifact's `\r\x1b[2K` erased the line a gate
+# question was printing, and printed a line of the artifact's choosing in its place.
+ACTED_ON = ["\r", "\x1b", "\x07", "\x08", "\x0b", "\x7f", "\x9b", "\u202e", "\u2066", "\u2028"]
+
+
+@pytest.mark.parametrize("character", ACTED_ON)
+def test_what_a_terminal_acts_on_is_shown_as_its_escape(outputs: Outputs, character: str) -> None:
+    code = ord(character)
+    shown = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    assert plain.visible(f"it is 41{character}42") == f"it is 41{shown}42"
+    _, err = outputs._run(lambda: ui.warn(f"then it is 41{character}42"), allow_plain=False)
+    assert character not in err
+    cells = ["x", f"41{character}42"]
+    for allow_plain in (False, True):
+        out, _ = outputs._run(lambda: ui.table(None, ["a", "b"], [cells]), allow_plain=allow_plain)
+        assert character not in out
+
+
+def test_newlines_tabs_and_other_text_stay_as_they_are() -> None:
+    text = "line one\n\tline two: é 日本 😀 [bold] \\ …"
+    assert plain.visible(text) == text

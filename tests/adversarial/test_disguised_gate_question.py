@@ -1,0 +1,119 @@
+"""An artifact that shows the person something else than it says when a gate asks about it.
+
+The spec author (disguising_spec_author.py) writes an acceptance criterion "then it is 41",
+followed by a carriage return, the terminal's erase-line sequence (`ESC [ 2 K`) and the line
+the person expects ("then it is 42"). `consort approve design` prints each criterion in its
+question; handed those characters raw, the terminal erases the real criterion and shows the
+fake one, and the approval binds to the hash of a spec the person never read. Every character a
+terminal acts on instead of showing is written out as its escape in what Consort prints. Real
+project: the embedded PostgreSQL, real git, real bubblewrap, a real pseudo-terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import consort, git, ok
+from tests.integration.conftest import destroy_project_cluster
+from tests.integration.test_build_lane import AGENT, MINI
+
+pytestmark = pytest.mark.integration
+
+AUTHOR = Path(__file__).with_name("disguising_spec_author.py")
+
+
+def _at_terminal(root: Path, *args: str, answer: str = "n") -> tuple[int, bytes]:
+    """`consort ARGS` on a real pseudo-terminal, answering a confirmation: its exit, its bytes."""
+    master, slave = os.openpty()
+    env = dict(os.environ, COLUMNS="200")
+    env.pop("CONSORT_TASK", None)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "consort", *args],
+        cwd=root,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen, answered = b"", False
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            if not answered and b"[y/N]" in seen:
+                os.write(master, answer.encode() + b"\n")
+                answered = True
+            if child.poll() is not None and not ready:
+                break
+        return child.wait(timeout=30), seen
+    finally:
+        os.close(master)
+        if child.poll() is None:
+            child.kill()
+
+
+@pytest.fixture(scope="module")
+def at_the_gate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("disguise") / "shop"
+    try:
+        ok(consort("init", str(root), cwd=root.parent))
+        honest = [sys.executable, str(AGENT), str(MINI), "honest"]
+        author = [sys.executable, str(AUTHOR), str(AGENT), str(MINI)]
+        (root / "consort.toml").write_text(
+            f"""
+[test]
+command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}
+[migrate]
+command = []
+[agents]
+default = "command"
+command = {json.dumps(honest)}
+[agents.spec-author]
+adapter = "command"
+command = {json.dumps(author)}
+"""
+        )
+        git(root, "add", "consort.toml")
+        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
+        ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+        ok(consort("drive", "--until", "design", cwd=root, timeout=600))
+        yield root
+    finally:
+        destroy_project_cluster(root)
+
+
+def test_the_spec_holds_the_disguise(at_the_gate: Path) -> None:
+    (spec,) = (at_the_gate / ".consort" / "features").glob("*/feature-spec.json")
+    then = json.loads(spec.read_text())["stories"][0]["acceptance_criteria"][0]["then"]
+    assert then.startswith("it is 41\r\x1b[2K")
+
+
+def test_the_gate_question_shows_the_criterion_as_it_is(at_the_gate: Path) -> None:
+    code, seen = _at_terminal(at_the_gate, "approve", "design", "F1")
+    assert code != 0  # answered no: nothing is recorded
+    assert b"[y/N]" in seen, seen
+    assert b"\x1b[2K" not in seen and b"41\r" not in seen, seen
+    assert b"then it is 41\\x0d\\x1b[2K" in seen, seen
+    assert not any(
+        json.loads(line)["type"] == "gate.approved"
+        for line in (at_the_gate / ".consort" / "ledger.jsonl").read_text().splitlines()
+    )
