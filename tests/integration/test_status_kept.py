@@ -140,3 +140,29 @@ def test_kept_answers_and_the_log_load_no_rich_models_or_driver(fresh_project: P
         loaded = json.loads(done.stderr.splitlines()[-1])
         unwanted = [m for m in loaded if m.split(".")[0] in NOT_ON_THE_KEPT_PATH]
         assert unwanted == [], (command, unwanted)
+
+
+def test_a_branch_table_read_from_the_server_loads_no_driver(fresh_project: Path) -> None:
+    root = fresh_project
+    ok(consort("branch", "create", "side", cwd=root))
+    env = {k: v for k, v in os.environ.items() if k not in TERMINAL_SWITCHES}
+    for command in (["status", "--json"], ["branch", "list", "--json"]):
+        (root / ".consort" / "run" / "branches.json").unlink(missing_ok=True)
+        done = subprocess.run(
+            [sys.executable, "-c", MODULES_AT_EXIT, *command],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        out = (
+            done.stdout
+            if command[0] == "branch"
+            else json.dumps(json.loads(done.stdout)["branches"])
+        )
+        rows = {row["name"]: row for row in json.loads(out)}
+        assert rows["side"]["parent"] == "main" and rows["side"]["size_bytes"] > 0, command
+        loaded = json.loads(done.stderr.splitlines()[-1])
+        assert [m for m in loaded if m.split(".")[0] == "psycopg"] == [], command
+        assert (root / ".consort" / "run" / "branches.json").exists()  # kept for the next

@@ -139,7 +139,8 @@ class PairedBranches:
 
     def rows(self) -> list[BranchRow]:
         """The branch table, read from the server now (and kept for `consort status`)."""
-        infos = [i for i in self.dbs.infos(sizes=True) if i.kind is DbKind.BRANCH and i.branch]
+        listed = self.dbs.listing(sizes=True)
+        infos = [i for i in listed if i.kind is DbKind.BRANCH and i.branch]
         by_db = {i.database: i.branch for i in infos}
         databases = [
             BranchDatabase(

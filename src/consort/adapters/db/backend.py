@@ -268,6 +268,35 @@ class ServerBackend:
         return make_url(self.endpoint, role, self.password(role), dbname)
 
 
+def read_catalog(backend: Backend, sql: str) -> list[tuple[str | None, ...]]:
+    """The rows of one read-only query as the administrator, each value as text (None for
+    NULL). On the embedded server it is asked without loading psycopg (`wire`), which is most
+    of a one-read command's time; should that fail in any way, or on any other server (a URL
+    may ask for TLS and more), it is asked through psycopg, which reports what is wrong as
+    every other command does."""
+    if isinstance(backend, EmbeddedBackend):
+        from consort.adapters.db import wire
+        from consort.adapters.db.cluster import SUPERUSER
+
+        backend.ensure_running()
+        endpoint = backend.endpoint
+        try:
+            return wire.query(
+                endpoint.host,
+                endpoint.port,
+                sql,
+                user=SUPERUSER,
+                password=backend.password(SUPERUSER),
+                dbname="postgres",
+                timeout_s=CONNECT_TIMEOUT_S,
+            )
+        except (OSError, wire.Unsupported, wire.Refused):
+            pass  # the driver asks again, and says why it cannot
+    with backend.admin() as conn:
+        rows = conn.execute(sql).fetchall()
+    return [tuple(None if value is None else str(value) for value in row) for row in rows]
+
+
 def open_backend(project: Project) -> Backend:
     db = project.config.db
     if db.backend is DbBackendKind.EMBEDDED:

@@ -192,14 +192,24 @@ class BranchDatabases:
         self, *, sizes: bool = False, using: psycopg.Connection[Any] | None = None
     ) -> list[DbInfo]:
         """Every database Consort made; `sizes` adds their sizes (a stat of every file)."""
-        size = "pg_database_size(d.oid)" if sizes else "NULL::bigint"
         with self._admin(using) as conn:
-            rows = conn.execute(
-                "SELECT d.datname, shobj_description(d.oid, 'pg_database'), " + size + ", d.oid "
-                "FROM pg_database d WHERE d.datallowconn OR d.datistemplate ORDER BY d.datname"
-            ).fetchall()
+            rows = conn.execute(_infos_query(sizes)).fetchall()
         infos = [
             DbInfo.from_catalog(name, comment, size, int(oid)) for name, comment, size, oid in rows
+        ]
+        return [info for info in infos if info is not None]
+
+    def listing(self, *, sizes: bool = False) -> list[DbInfo]:
+        """`infos` for a command whose whole use of the server is this one read (`consort
+        status`, `consort branch list`): read without loading the driver where the server
+        allows (`consort.adapters.db.backend.read_catalog`)."""
+        from consort.adapters.db.backend import read_catalog
+
+        infos = [
+            DbInfo.from_catalog(
+                str(name), comment, None if size is None else int(size), int(str(oid))
+            )
+            for name, comment, size, oid in read_catalog(self.backend, _infos_query(sizes))
         ]
         return [info for info in infos if info is not None]
 
@@ -822,6 +832,14 @@ def _admin_or(
         return
     with backend.admin() as opened:
         yield opened
+
+
+def _infos_query(sizes: bool) -> str:
+    size = "pg_database_size(d.oid)" if sizes else "NULL::bigint"
+    return (
+        "SELECT d.datname, shobj_description(d.oid, 'pg_database'), " + size + ", d.oid "
+        "FROM pg_database d WHERE d.datallowconn OR d.datistemplate ORDER BY d.datname"
+    )
 
 
 @contextlib.contextmanager
