@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from consort.core.fsutil import atomic_write_text
+from consort.core.fsutil import replace_text
 from consort.core.layout import PROCESS_DIR
 
 CACHE_FILE = "branches.json"
@@ -102,7 +102,8 @@ def branch_rows(
 
 def remember(state_dir: Path, databases: Sequence[BranchDatabase]) -> None:
     """Keep what a live read of the catalog said, with the database folders the cluster held
-    (sizes aside: they are read from the files)."""
+    (sizes aside: they are read from the files). Renamed into place without waiting for the
+    disk: a record a machine crash lost or damaged only sends the next table to the server."""
     home = _cluster_home(state_dir)
     if home is None or any(d.oid is None for d in databases):
         return
@@ -112,7 +113,7 @@ def remember(state_dir: Path, databases: Sequence[BranchDatabase]) -> None:
         path = state_dir / PROCESS_DIR / CACHE_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
         record = {"format": FORMAT, "home": str(home), "folders": folders, "databases": kept}
-        atomic_write_text(path, json.dumps(record))
+        replace_text(path, json.dumps(record))
 
 
 def recall(state_dir: Path) -> list[BranchDatabase] | None:

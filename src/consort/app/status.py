@@ -153,9 +153,10 @@ def status(project: Project) -> StatusReport:
     kept = derived_cache.load(project.state_dir, STATUS_QUESTION, digest)
     derived = _from_kept(kept) if kept is not None else None
     if derived is None:
-        from consort.app.project import derived_state
+        from consort.app.project import derived_state, ledger_events
 
-        report, spikes = _derived(project, derived_state(project))
+        events = ledger_events(project)  # read once, for the state and for the report
+        report, spikes = _derived(project, derived_state(project, events), events)
         derived_cache.store(project.state_dir, STATUS_QUESTION, digest, _keep(report, spikes))
     else:
         report, spikes = derived
@@ -180,16 +181,12 @@ def _derived(
     project: Project, state: State, events: Sequence[Event] | None = None
 ) -> tuple[StatusReport, list[Spike]]:
     """What the files decide: everything but the clocks and the branch table."""
+    from consort.app.project import ledger_events
     from consort.app.spike import spikes_of
     from consort.core.gate_phase import deploy_phase, design_phase, promote_phase
-    from consort.core.ledger import Ledger, ledger_path
     from consort.core.machine import next_action
 
-    if events is None:
-        path = ledger_path(project.state_dir)
-        read = Ledger(path).read() if path.exists() else []
-    else:
-        read = list(events)
+    read = ledger_events(project) if events is None else list(events)
     report = StatusReport()
     _sandboxes(report, read)
     report.experiments = _experiments(project, read)

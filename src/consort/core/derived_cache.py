@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from consort.core.fsutil import atomic_write_text
+from consort.core.fsutil import replace_text
 from consort.core.layout import (
     FEATURES_DIR,
     INTAKE_DIR,
@@ -76,11 +76,15 @@ def load(state_dir: Path, name: str, digest: str) -> dict[str, Any] | None:
 
 
 def store(state_dir: Path, name: str, digest: str, answer: dict[str, Any]) -> None:
-    """Keep `answer` for `digest`; a folder that cannot be written only costs the speed."""
+    """Keep `answer` for `digest`; a folder that cannot be written only costs the speed.
+
+    Written whole and renamed into place, without waiting for the disk: a machine crash may
+    lose it or leave it unreadable, and then the answer is derived again (an answer is only
+    ever used for the digest it was kept with)."""
     path = _path(state_dir, name)
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps({"digest": digest, "answer": answer}))
+        replace_text(path, json.dumps({"digest": digest, "answer": answer}))
 
 
 def _path(state_dir: Path, name: str) -> Path:

@@ -39,8 +39,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> None:
 def replace_text(path: Path, text: str, *, mode: int = 0o644) -> None:
     """Write text whole through a temporary file and a rename, like `atomic_write_text`, but
     without waiting for the disk: readers still see the old or the new file, and a machine
-    crash may lose it. Only for logs kept to be read by a person (a run's output), never for
-    state or evidence; each sync costs a run several milliseconds on a busy disk."""
+    crash may lose it. Only for logs kept to be read by a person (a run's output) and answers
+    kept to be derived again when lost (`consort.core.derived_cache`, the branch table's
+    record), never for state or evidence; each sync costs several milliseconds on a busy
+    disk."""
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
