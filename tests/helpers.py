@@ -1,15 +1,20 @@
-"""Shared test helpers: run the real `consort` CLI as a child process."""
+"""Shared test helpers: run the real `consort` CLI as a child process, read a project's ledger,
+and set up the mini project (tests/fixtures/mini) for command agents."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # found wherever a test module sits
 PAIR_AGENTS = Path(__file__).resolve().parent / "agents" / "pair"
+MINI = FIXTURES / "mini"  # a counter: the feature, stories and code the test agents write
+TDD_AGENT = Path(__file__).resolve().parent / "agents" / "tdd_agent.py"
+MINI_FEATURE = "F1-counter"
 
 
 def pair_agent(kind: str, fixtures: Path, option: str | None = None) -> list[str]:
@@ -77,3 +82,53 @@ def processes_naming(marker: str) -> list[int]:
         if marker.encode() in cmdline and stat[stat.rfind(")") + 2] not in "ZX":
             found.append(int(entry.name))
     return found
+
+
+def events(root: Path) -> list[dict]:
+    """Every event of the ledger of the project at `root`, oldest first."""
+    lines = (root / ".consort" / "ledger.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def start_mini_project(root: Path, configure: Callable[[Path], object]) -> None:
+    """`consort init` a project at `root`, let `configure` write its consort.toml, commit that,
+    and take in the mini project's feature (a counter)."""
+    ok(consort("init", str(root), cwd=root.parent))
+    configure(root)
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
+    ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+
+
+def configure_cheat(
+    root: Path,
+    marker: str,
+    role: str,
+    cheat: Path,
+    *args: str,
+    sandbox: str | None = None,
+) -> None:
+    """Write the consort.toml of a mini project where the command agent `cheat` (run as
+    `cheat MINI MARKER TDD_AGENT ARGS...`) plays `role` and the honest TDD agent, tagged with
+    `marker`, every other role: pytest from this interpreter, no migrations, interactive gates,
+    one retry of a failed turn; `sandbox` set for every turn if given."""
+    honest = [sys.executable, str(TDD_AGENT), str(MINI), "honest", marker]
+    cheating = [sys.executable, str(cheat), str(MINI), marker, str(TDD_AGENT), *args]
+    sandboxed = f"sandbox = {json.dumps(sandbox)}\n" if sandbox is not None else ""
+    (root / "consort.toml").write_text(
+        f"""
+[test]
+command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}
+[migrate]
+command = []
+[gates]
+mode = "interactive"
+[turns]
+retries = 1
+[agents]
+default = "command"
+{sandboxed}command = {json.dumps(honest)}
+[agents.{role}]
+command = {json.dumps(cheating)}
+"""
+    )

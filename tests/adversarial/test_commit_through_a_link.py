@@ -11,24 +11,19 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import consort, git, ok
+from tests.helpers import MINI_FEATURE, configure_cheat, consort, events, ok, start_mini_project
 from tests.integration.conftest import destroy_project_cluster
 from tests.integration.test_design_lane import approve_at_terminal
 
 pytestmark = pytest.mark.integration
 
-HERE = Path(__file__).parent
-LEAKING = HERE / "leaking_driver.py"
-HONEST = HERE.parent / "agents" / "tdd_agent.py"
-MINI = HERE.parent / "fixtures" / "mini"
-FEATURE = "F1-counter"
+LEAKING = Path(__file__).parent / "leaking_driver.py"
 
 
 @pytest.fixture(scope="module")
@@ -36,31 +31,9 @@ def leaked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("leak") / "counter"
     marker = f"leak-{uuid.uuid4().hex[:12]}"
     try:
-        ok(consort("init", str(root), cwd=root.parent))
-        honest = json.dumps([sys.executable, str(HONEST), str(MINI), "honest", marker])
-        leaking = json.dumps([sys.executable, str(LEAKING), str(MINI), marker, str(HONEST)])
-        (root / "consort.toml").write_text(
-            f"""
-[test]
-command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}
-[migrate]
-command = []
-[gates]
-mode = "interactive"
-[turns]
-retries = 1
-[agents]
-default = "command"
-command = {honest}
-[agents.driver]
-command = {leaking}
-"""
-        )
-        git(root, "add", "-A")
-        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
-        ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+        start_mini_project(root, lambda root: configure_cheat(root, marker, "driver", LEAKING))
         ok(consort("drive", "--until", "design", cwd=root, timeout=600))
-        code, said = approve_at_terminal(root, FEATURE)
+        code, said = approve_at_terminal(root, MINI_FEATURE)
         assert code == 0, said
         consort("drive", cwd=root, timeout=900)  # the build, as far as it goes
         yield root
@@ -79,12 +52,11 @@ def every_object(root: Path) -> bytes:
 
 def test_the_driver_made_the_link_and_consort_committed_it_as_one(leaked: Path) -> None:
     root = leaked
-    lines = (root / ".consort" / "ledger.jsonl").read_text().splitlines()
     # The run read the commit's objects: `app/leak` is a link there (refused as one leading out
     # of the repository), not a folder holding what it leads to.
     linked = [
         e
-        for e in map(json.loads, lines)
+        for e in events(root)
         if e["type"] == "violation.recorded"
         and e["data"].get("seal_rule") == "symlink-escapes"
         and e["data"].get("path") == "app/leak"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,48 +21,26 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import consort, git, ok, processes_naming
+from tests.helpers import (
+    MINI_FEATURE,
+    configure_cheat,
+    consort,
+    events,
+    ok,
+    processes_naming,
+    start_mini_project,
+)
 from tests.integration.conftest import destroy_project_cluster
 from tests.integration.test_design_lane import approve_at_terminal
 
 pytestmark = pytest.mark.integration
 
-HERE = Path(__file__).parent
-LINGERING = HERE / "lingering_agent.py"
-HONEST = HERE.parent / "agents" / "tdd_agent.py"
-MINI = HERE.parent / "fixtures" / "mini"
-FEATURE = "F1-counter"
-
-
-def events(root: Path) -> list[dict]:
-    lines = (root / ".consort" / "ledger.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
+LINGERING = Path(__file__).parent / "lingering_agent.py"
 
 
 def configure(root: Path, marker: str, role: str = "spec-author") -> None:
-    honest = json.dumps([sys.executable, str(HONEST), str(MINI), "honest", marker])
     as_navigator = ["navigator"] if role == "navigator" else []
-    lingering = json.dumps(
-        [sys.executable, str(LINGERING), str(MINI), marker, str(HONEST), FEATURE, *as_navigator]
-    )
-    (root / "consort.toml").write_text(
-        f"""
-[test]
-command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}
-[migrate]
-command = []
-[gates]
-mode = "interactive"
-[turns]
-retries = 1
-[agents]
-default = "command"
-sandbox = "off"
-command = {honest}
-[agents.{role}]
-command = {lingering}
-"""
-    )
+    configure_cheat(root, marker, role, LINGERING, MINI_FEATURE, *as_navigator, sandbox="off")
 
 
 @pytest.fixture(scope="module")
@@ -71,14 +48,10 @@ def lingered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, s
     root = tmp_path_factory.mktemp("linger") / "counter"
     marker = f"linger-{uuid.uuid4().hex[:12]}"
     try:
-        ok(consort("init", str(root), cwd=root.parent))
-        configure(root, marker)
-        git(root, "add", "-A")
-        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
-        ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+        start_mini_project(root, lambda root: configure(root, marker))
         stopped = consort("drive", "--until", "design", cwd=root, timeout=600)
         assert stopped.returncode == 0, stopped.stdout + stderr_of(stopped)
-        assert f"consort approve design {FEATURE}" in stopped.stdout
+        assert f"consort approve design {MINI_FEATURE}" in stopped.stdout
         time.sleep(8)  # several of the lingering process's attempts, were it alive
         yield root, marker
     finally:
@@ -100,7 +73,7 @@ def test_the_design_gate_still_waits_for_the_person(lingered: tuple[Path, str]) 
     root, _ = lingered
     assert [e for e in events(root) if e["type"] == "gate.approved"] == []
     status = json.loads(ok(consort("status", "--json", cwd=root)))
-    (feature,) = [f for f in status["features"] if f["id"] == FEATURE]
+    (feature,) = [f for f in status["features"] if f["id"] == MINI_FEATURE]
     assert feature["design_gate"] != "approved", feature
 
 
@@ -132,13 +105,9 @@ def lingered_from_a_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
     root = tmp_path_factory.mktemp("linger-run") / "counter"
     marker = f"linger-{uuid.uuid4().hex[:12]}"
     try:
-        ok(consort("init", str(root), cwd=root.parent))
-        configure(root, marker, role="navigator")
-        git(root, "add", "-A")
-        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
-        ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+        start_mini_project(root, lambda root: configure(root, marker, role="navigator"))
         ok(consort("drive", "--until", "design", cwd=root, timeout=600))
-        code, said = approve_at_terminal(root, FEATURE)
+        code, said = approve_at_terminal(root, MINI_FEATURE)
         assert code == 0, said
         consort("drive", cwd=root, timeout=900)  # the build, as far as it goes
         time.sleep(8)  # several of the lingering process's attempts, were it alive

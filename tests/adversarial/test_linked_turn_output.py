@@ -10,63 +10,35 @@ project: the embedded PostgreSQL, real git, real bubblewrap.
 from __future__ import annotations
 
 import json
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import consort, git, ok
+from tests.helpers import MINI, MINI_FEATURE, configure_cheat, consort, events, start_mini_project
 from tests.integration.conftest import destroy_project_cluster
 
 pytestmark = pytest.mark.integration
 
-HERE = Path(__file__).parent
-LINKING = HERE / "linking_agent.py"
-HONEST = HERE.parent / "agents" / "tdd_agent.py"
-MINI = HERE.parent / "fixtures" / "mini"
-FEATURE = "F1-counter"
-
-
-def events(root: Path) -> list[dict]:
-    lines = (root / ".consort" / "ledger.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
+LINKING = Path(__file__).parent / "linking_agent.py"
 
 
 @pytest.fixture(scope="module")
 def linked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     root = tmp_path_factory.mktemp("link") / "counter"
     marker = f"hidden-{uuid.uuid4().hex[:12]}"
-    try:
-        ok(consort("init", str(root), cwd=root.parent))
+
+    def configure(root: Path) -> None:
         # A valid spec where the sandbox shows nothing: beside the project secret.
         planted = root / ".consort" / "db" / "planted.json"
         spec = json.loads((MINI / "feature-spec.json").read_text())
         spec["title"] = marker
         planted.write_text(json.dumps(spec))
-        honest = json.dumps([sys.executable, str(HONEST), str(MINI), "honest", marker])
-        linking = json.dumps([sys.executable, str(LINKING), str(MINI), marker, str(HONEST)])
-        (root / "consort.toml").write_text(
-            f"""
-[test]
-command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}
-[migrate]
-command = []
-[gates]
-mode = "interactive"
-[turns]
-retries = 1
-[agents]
-default = "command"
-command = {honest}
-[agents.spec-author]
-command = {json.dumps([*json.loads(linking), str(planted)])}
-"""
-        )
-        git(root, "add", "-A")
-        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
-        ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+        configure_cheat(root, marker, "spec-author", LINKING, str(planted))
+
+    try:
+        start_mini_project(root, configure)
         consort("drive", "--until", "design", cwd=root, timeout=600)
         yield root, marker
     finally:
@@ -81,7 +53,7 @@ def test_the_target_was_hidden_from_the_agent(linked: tuple[Path, str]) -> None:
 
 def test_nothing_of_the_hidden_file_became_an_artifact(linked: tuple[Path, str]) -> None:
     root, marker = linked
-    spec = root / ".consort" / "features" / FEATURE / "feature-spec.json"
+    spec = root / ".consort" / "features" / MINI_FEATURE / "feature-spec.json"
     assert spec.is_file()
     assert marker not in spec.read_text()
     for path in (root / ".consort" / "turns").rglob("*"):

@@ -19,44 +19,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import consort, git, ok, processes_naming
+from tests.helpers import (
+    MINI_FEATURE,
+    configure_cheat,
+    consort,
+    events,
+    git,
+    ok,
+    processes_naming,
+    start_mini_project,
+)
 from tests.integration.conftest import destroy_project_cluster
 from tests.integration.test_design_lane import approve_at_terminal
 
 pytestmark = pytest.mark.integration
 
-HERE = Path(__file__).parent
-CHEATER = HERE / "cheating_driver.py"
-HONEST = HERE.parent / "agents" / "tdd_agent.py"
-MINI = HERE.parent / "fixtures" / "mini"
-FEATURE, STORY = "F1-counter", "S1-answers"
-
-
-def events(root: Path) -> list[dict]:
-    lines = (root / ".consort" / "ledger.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
-
-
-def configure(root: Path, marker: str) -> None:
-    honest = json.dumps([sys.executable, str(HONEST), str(MINI), "honest", marker])
-    cheat = json.dumps([sys.executable, str(CHEATER), str(MINI), marker, str(HONEST)])
-    (root / "consort.toml").write_text(
-        f"""
-[test]
-command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}
-[migrate]
-command = []
-[gates]
-mode = "interactive"
-[turns]
-retries = 1
-[agents]
-default = "command"
-command = {honest}
-[agents.driver]
-command = {cheat}
-"""
-    )
+CHEATER = Path(__file__).parent / "cheating_driver.py"
+STORY = "S1-answers"
 
 
 @pytest.fixture(scope="module")
@@ -64,13 +43,9 @@ def cheated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, st
     root = tmp_path_factory.mktemp("cheat") / "counter"
     marker = f"cheat-{uuid.uuid4().hex[:12]}"
     try:
-        ok(consort("init", str(root), cwd=root.parent))
-        configure(root, marker)
-        git(root, "add", "-A")
-        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
-        ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+        start_mini_project(root, lambda root: configure_cheat(root, marker, "driver", CHEATER))
         ok(consort("drive", cwd=root, timeout=600))  # to the design gate
-        code, said = approve_at_terminal(root, FEATURE)
+        code, said = approve_at_terminal(root, MINI_FEATURE)
         assert code == 0, said
         done = consort("drive", cwd=root, timeout=900)  # the build, to the story gate
         assert done.returncode == 0, done.stdout + done.stderr

@@ -12,19 +12,25 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import consort, git, ok
+from tests.helpers import (
+    MINI,
+    MINI_FEATURE,
+    TDD_AGENT,
+    consort,
+    events,
+    git,
+    ok,
+    start_mini_project,
+)
 from tests.integration.conftest import destroy_project_cluster
 
 pytestmark = pytest.mark.integration
 
-AGENT = Path(__file__).parents[1] / "agents" / "tdd_agent.py"
-MINI = Path(__file__).parents[1] / "fixtures" / "mini"
-FEATURE = "F1-counter"
 STORY = "S1-answers"
 
 
 def _agent(mode: str) -> str:
-    return json.dumps([sys.executable, str(AGENT), str(MINI), mode])
+    return json.dumps([sys.executable, str(TDD_AGENT), str(MINI), mode])
 
 
 def configure(
@@ -58,12 +64,6 @@ adapter = "command"
 command = {_agent(driver)}
 """
     (root / "consort.toml").write_text(text)
-
-
-def events(root: Path) -> list[dict]:
-    return [
-        json.loads(line) for line in (root / ".consort" / "ledger.jsonl").read_text().splitlines()
-    ]
 
 
 def verify_ok(root: Path) -> None:
@@ -103,11 +103,7 @@ def protected_unchanged_on_heads(root: Path, item: str) -> None:
 
 def _new_project(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
     root = tmp_path_factory.mktemp(name) / "counter"
-    ok(consort("init", str(root), cwd=root.parent))
-    configure(root)
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
-    ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+    start_mini_project(root, configure)
     return root
 
 
@@ -165,7 +161,7 @@ def test_driver_touching_protected_paths_is_reverted_and_fails(guarded, mode, vi
     assert any(e["type"] == "escalation.raised" for e in new)
     verify_ok(guarded)
     protected_unchanged_on_heads(guarded, "T1")
-    worktree = guarded / ".consort" / "worktrees" / FEATURE / STORY
+    worktree = guarded / ".consort" / "worktrees" / MINI_FEATURE / STORY
     assert not (worktree / "conftest.py").exists()
     assert (worktree / "tests" / "test_t1.py").read_text().count("== 42") == 1
 
@@ -223,12 +219,12 @@ def test_honest_pair_completes_the_story_with_a_refactor(tmp_path_factory):
         ):
             assert kind in kinds, kind
         assert kinds.count("red.verified") == 2 and kinds.count("green.verified") == 2
-        feature_log = git(root, "log", "--format=%s", f"feature/{FEATURE}")
+        feature_log = git(root, "log", "--format=%s", f"feature/{MINI_FEATURE}")
         assert re.search(r"RED T1.*\n.*", feature_log)
         for subject in ("RED T1", "GREEN T1", "REFACTOR T1", "RED T2", "GREEN T2", "Merge story"):
             assert subject in feature_log, subject
         cycle = json.loads(
-            (root / ".consort" / "cycles" / FEATURE / STORY / "T1" / "cycle.json").read_text()
+            (root / ".consort" / "cycles" / MINI_FEATURE / STORY / "T1" / "cycle.json").read_text()
         )
         assert {"red", "green", "review", "refactor"} <= set(cycle["stages"])
         green = next(e for e in events(root) if e["type"] == "green.verified")
@@ -243,7 +239,7 @@ def test_honest_pair_completes_the_story_with_a_refactor(tmp_path_factory):
         # every ephemeral database was dropped
         rows = json.loads(ok(consort("branch", "list", "--json", cwd=root)))
         names = {r["name"] for r in rows}
-        assert {"main", f"feature/{FEATURE}", f"story/{FEATURE}/{STORY}"} <= names
+        assert {"main", f"feature/{MINI_FEATURE}", f"story/{MINI_FEATURE}/{STORY}"} <= names
     finally:
         destroy_project_cluster(root)
 
@@ -276,7 +272,7 @@ def test_a_red_that_does_not_fail_as_declared_is_rejected(tmp_path_factory, mode
         assert len(failed) == 2  # the first attempt and one retry
         assert all(any(reason in r for r in e["data"]["reasons"]) for e in failed)
         assert not any(e["type"] == "red.verified" for e in events(root))
-        worktree = root / ".consort" / "worktrees" / FEATURE / STORY
+        worktree = root / ".consort" / "worktrees" / MINI_FEATURE / STORY
         assert git(worktree, "log", "--format=%s", "-1").startswith("Merge") is False
         assert "RED" not in git(worktree, "log", "--format=%s")  # the failed RED commits are gone
         verify_ok(root)
@@ -289,7 +285,7 @@ def test_an_approved_amendment_changes_the_test_with_before_and_after_hashes(tmp
     try:
         configure(root, driver="noop")
         assert consort("drive", cwd=root).returncode == 3
-        worktree = root / ".consort" / "worktrees" / FEATURE / STORY
+        worktree = root / ".consort" / "worktrees" / MINI_FEATURE / STORY
         refused = consort("amend", "F1/S1/T1", "--note", "nothing changed", cwd=root)
         assert refused.returncode == 2 and "no test was changed" in refused.stderr
         test_file = worktree / "tests" / "test_t1.py"
@@ -301,7 +297,7 @@ def test_an_approved_amendment_changes_the_test_with_before_and_after_hashes(tmp
         configure(root)
         result = consort("drive", "--until", "build", cwd=root)
         assert result.returncode == 0, result.stdout + result.stderr
-        assert "6 * 7" in git(root, "show", f"feature/{FEATURE}:tests/test_t1.py")
+        assert "6 * 7" in git(root, "show", f"feature/{MINI_FEATURE}:tests/test_t1.py")
         verify_ok(root)
     finally:
         destroy_project_cluster(root)
