@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import consort
+from tests.helpers import consort, events
 from tests.integration.conftest import destroy_project_cluster
-from tests.integration.test_build_lane import _new_project, configure, events, verify_ok
+from tests.integration.test_build_lane import _new_project, configure, verify_ok
 
 pytestmark = pytest.mark.integration
 
