@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import consort, git, ok, pair_agent
+from tests.helpers import consort, events, git, ok, pair_agent
 from tests.integration.conftest import destroy_project_cluster
 from tests.integration.test_adopt import MINI, _drive_with_agents, _existing_repository
 
@@ -30,10 +30,6 @@ def _driver(root: Path, mode: str) -> None:
     )
 
 
-def _events(root: Path) -> list[dict]:
-    return [json.loads(line) for line in (root / ".consort/ledger.jsonl").open()]
-
-
 @pytest.fixture(scope="module")
 def adopted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The adopted backend project with T1's RED verified and the noop driver escalated."""
@@ -48,7 +44,7 @@ def adopted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         ok(consort("intake", "feature", "--title", "Answers", cwd=root, input_text="Answers."))
         result = consort("drive", cwd=root, timeout=900)
         assert result.returncode == 3, result.stdout + result.stderr
-        assert any(e["type"] == "red.verified" for e in _events(root))
+        assert any(e["type"] == "red.verified" for e in events(root))
         yield root
     finally:
         destroy_project_cluster(root)
@@ -65,12 +61,12 @@ def adopted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 )
 def test_a_plugin_loaded_by_backend_test_configuration_never_makes_a_green(adopted, mode, planted):
     _driver(adopted, mode)
-    before = len(_events(adopted))
+    before = len(events(adopted))
     if json.loads(ok(consort("status", "--json", cwd=adopted)))["escalations"]:
         ok(consort("retry", "F1", "--note", f"try {mode}", cwd=adopted))
     result = consort("drive", cwd=adopted, timeout=600)
     assert result.returncode in (3, 4), result.stdout + result.stderr
-    new = _events(adopted)[before:]
+    new = events(adopted)[before:]
     assert not any(e["type"] == "green.verified" for e in new)
     caught = {e["data"]["path"] for e in new if e["type"] == "violation.recorded"}
     assert planted in caught, (caught, [e["type"] for e in new])
@@ -91,12 +87,12 @@ def test_a_migration_that_rewrites_the_test_before_it_runs_never_makes_a_green(a
     """The migrate command runs the agent's migrations in the export: one that rewrote the test
     file (its assertion gone) finds it read-only, or is caught by the bytes it changed."""
     _driver(adopted, "migration-rewrites-test")
-    before = len(_events(adopted))
+    before = len(events(adopted))
     if json.loads(ok(consort("status", "--json", cwd=adopted)))["escalations"]:
         ok(consort("retry", "F1", "--note", "try migration-rewrites-test", cwd=adopted))
     result = consort("drive", cwd=adopted, timeout=600)
     assert result.returncode in (3, 4), result.stdout + result.stderr
-    new = _events(adopted)[before:]
+    new = events(adopted)[before:]
     assert not any(e["type"] == "green.verified" for e in new)
     reasons = "\n".join(r for e in new if e["type"] == "green.failed" for r in e["data"]["reasons"])
     caught = {e["data"]["path"] for e in new if e["type"] == "violation.recorded"}
@@ -119,12 +115,12 @@ def test_a_migration_that_forges_the_tests_cached_bytecode_never_makes_a_green(a
     bytes, so pytest would load it instead of the source) finds no __pycache__ it can write,
     and the frozen test runs."""
     _driver(adopted, "forged-test-bytecode")
-    before = len(_events(adopted))
+    before = len(events(adopted))
     if json.loads(ok(consort("status", "--json", cwd=adopted)))["escalations"]:
         ok(consort("retry", "F1", "--note", "try forged-test-bytecode", cwd=adopted))
     result = consort("drive", cwd=adopted, timeout=600)
     assert result.returncode in (3, 4), result.stdout + result.stderr
-    new = _events(adopted)[before:]
+    new = events(adopted)[before:]
     assert not any(e["type"] == "green.verified" for e in new)
     reasons = "\n".join(r for e in new if e["type"] == "green.failed" for r in e["data"]["reasons"])
     assert "test_answer" in reasons, reasons
