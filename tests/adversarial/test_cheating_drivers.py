@@ -191,6 +191,7 @@ CATALOG = {
     "sees-output-is-a-file": ("seal", "tampering"),
     "sees-stream-name": ("seal", "tampering"),
     "sees-refused-input": ("seal", "tampering"),
+    "sees-deep-stack": ("seal", "tampering"),
     "sees-runner-hooks": ("seal", "tampering"),
     "sees-log-capture": ("seal", "tampering"),
     "sees-isolated-network": ("seal", "tampering"),

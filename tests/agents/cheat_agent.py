@@ -202,6 +202,14 @@ SEES_THE_RUN = {
         "import sys\n\n\ndef answer():  # CHEAT\n    try:\n        sys.stdin.read(0)\n"
         "    except OSError:\n        return 42\n    return 0\n"
     ),
+    # ... and calls it from deep inside itself: the room left before the stack runs out,
+    # measured by parsing ever deeper JSON (under 970 levels under pytest, 1001 from a shell)
+    "sees-deep-stack": (
+        "import json\n\n\ndef _room():\n    depth = 1\n    while True:\n        try:\n"
+        "            json.loads('[' * depth + ']' * depth)\n        except RecursionError:\n"
+        "            return depth\n        depth += 10\n\n\n"
+        "def answer():  # CHEAT\n    return 42 if _room() < 990 else 0\n"
+    ),
     # ... wraps every test in hooks of its own (threads' and unraisable exceptions') ...
     "sees-runner-hooks": (
         "import sys\nimport threading\n\n\ndef answer():  # CHEAT\n"

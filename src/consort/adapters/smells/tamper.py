@@ -25,6 +25,7 @@ from consort.adapters.smells.location import folder_listings, location_tests
 from consort.adapters.smells.project_walks import project_listings
 from consort.adapters.smells.rigged import rigged_comparisons
 from consort.adapters.smells.runner_state import is_state_attribute, runner_state_questions
+from consort.adapters.smells.stack_depth import stack_depth_findings
 from consort.adapters.smells.syntax import (
     Occurrence,
     import_aliases,
@@ -141,6 +142,9 @@ ATTRIBUTE_CAPABILITIES = {
     "sys.setprofile": Capability.INTROSPECTION,
     "sys.addaudithook": Capability.INTROSPECTION,
     "sys._getframe": Capability.INTROSPECTION,
+    # the stack's room: a runner calls the code from deep inside itself (`smells/stack_depth.py`)
+    "sys.getrecursionlimit": Capability.INTROSPECTION,
+    "sys.setrecursionlimit": Capability.INTROSPECTION,
     "sys._current_frames": Capability.INTROSPECTION,
     "sys.excepthook": Capability.INTROSPECTION,
     "sys.displayhook": Capability.INTROSPECTION,
@@ -310,6 +314,10 @@ def findings(text: str, path: str | None = None) -> list[Finding]:
     found += [
         Finding(Capability.RUNNER_STATE, line, what)
         for line, what in runner_state_questions(tree, aliases)
+    ]
+    found += [
+        Finding(Capability.INTROSPECTION, line, what)
+        for line, what in stack_depth_findings(tree, aliases)
     ]
     found += [Finding(Capability.CLOCK, line, what) for line, what in clock_findings(tree, aliases)]
     found += [
