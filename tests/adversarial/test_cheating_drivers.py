@@ -17,16 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import consort, git, ok
+from tests.helpers import MINI, TDD_AGENT, consort, events, git, ok
 from tests.integration.conftest import destroy_project_cluster
-from tests.integration.test_build_lane import (
-    AGENT,
-    MINI,
-    _new_project,
-    events,
-    protected_unchanged_on_heads,
-    verify_ok,
-)
+from tests.integration.test_build_lane import _new_project, protected_unchanged_on_heads, verify_ok
 
 pytestmark = pytest.mark.integration
 
@@ -40,8 +33,8 @@ LISTED_PLUGINS = {"shadows-listed-plugin": ["pytest_timeout"]}
 
 
 def configure(root: Path, driver: str) -> None:
-    honest = json.dumps([sys.executable, str(AGENT), str(MINI), "honest"])
-    noop = json.dumps([sys.executable, str(AGENT), str(MINI), "noop"])
+    honest = json.dumps([sys.executable, str(TDD_AGENT), str(MINI), "honest"])
+    noop = json.dumps([sys.executable, str(TDD_AGENT), str(MINI), "noop"])
     cheat = json.dumps([sys.executable, str(CHEATER), driver])
     test = [sys.executable, "-m", "pytest", "-q"]
     # a command that starts no Python itself, as `uv run pytest` does

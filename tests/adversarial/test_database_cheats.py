@@ -18,9 +18,9 @@ import psycopg
 import pytest
 
 from tests.adversarial.test_cheating_drivers import nothing_planted, reasons, seal_rules
-from tests.helpers import consort, git, ok
+from tests.helpers import MINI, TDD_AGENT, consort, events, git, ok
 from tests.integration.conftest import destroy_project_cluster
-from tests.integration.test_build_lane import AGENT, MINI, events, verify_ok
+from tests.integration.test_build_lane import verify_ok
 
 pytestmark = pytest.mark.integration
 
@@ -44,7 +44,7 @@ NOTES = "CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL CHECK (le
 
 
 def configure(root: Path, driver: str) -> None:
-    design = json.dumps([sys.executable, str(AGENT), str(MINI), "honest"])
+    design = json.dumps([sys.executable, str(TDD_AGENT), str(MINI), "honest"])
     text = f"""
 [test]
 command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}

@@ -22,9 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import consort, git, ok
+from tests.helpers import MINI, TDD_AGENT, consort, git, ok
 from tests.integration.conftest import destroy_project_cluster
-from tests.integration.test_build_lane import AGENT, MINI
 
 pytestmark = pytest.mark.integration
 
@@ -76,8 +75,8 @@ def at_the_gate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("disguise") / "shop"
     try:
         ok(consort("init", str(root), cwd=root.parent))
-        honest = [sys.executable, str(AGENT), str(MINI), "honest"]
-        author = [sys.executable, str(AUTHOR), str(AGENT), str(MINI)]
+        honest = [sys.executable, str(TDD_AGENT), str(MINI), "honest"]
+        author = [sys.executable, str(AUTHOR), str(TDD_AGENT), str(MINI)]
         (root / "consort.toml").write_text(
             f"""
 [test]

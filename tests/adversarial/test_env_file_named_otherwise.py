@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import consort, git, ok
+from tests.helpers import MINI, TDD_AGENT, consort, git, ok
 from tests.integration.conftest import destroy_project_cluster
-from tests.integration.test_build_lane import AGENT, MINI
 
 pytestmark = pytest.mark.integration
 
@@ -32,8 +31,8 @@ def spec_turn(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[tupl
     root = tmp_path_factory.mktemp("envfile") / "shop"
     try:
         ok(consort("init", str(root), cwd=root.parent))
-        honest = [sys.executable, str(AGENT), str(MINI), "honest"]
-        reader = [sys.executable, str(READER), str(AGENT), str(MINI), env_file]
+        honest = [sys.executable, str(TDD_AGENT), str(MINI), "honest"]
+        reader = [sys.executable, str(READER), str(TDD_AGENT), str(MINI), env_file]
         (root / "consort.toml").write_text(
             f"""
 [test]

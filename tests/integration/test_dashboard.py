@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.dashboard_process import Dashboard, running_dashboard
-from tests.helpers import consort, events, ok
+from tests.helpers import consort, ok
 from tests.integration.conftest import destroy_project_cluster
 from tests.integration.test_design_lane import KEY, RECORDING, intake, write_config
 
@@ -32,6 +32,10 @@ def at_design_gate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield root
     finally:
         destroy_project_cluster(root)
+
+
+def ledger_lines(root: Path) -> list[dict]:
+    return [json.loads(line) for line in (root / ".consort/ledger.jsonl").read_text().splitlines()]
 
 
 class EventStream:
@@ -117,13 +121,13 @@ def test_the_page_and_its_views_without_a_terminal_are_read_only(at_design_gate)
             "ux-designer",
         ]
         assert view["ledger"] == {
-            "events": len(events(at_design_gate)),
+            "events": len(ledger_lines(at_design_gate)),
             "ok": True,
             "problems": [],
         }
         refused = dash.decide("approve", {"gate": "design", "subject": KEY}, token="guess")
         assert refused.status_code == 403 and refused.json()["refused"] == "READ_ONLY"
-    assert not [e for e in events(at_design_gate) if e["type"] == "gate.approved"]
+    assert not [e for e in ledger_lines(at_design_gate) if e["type"] == "gate.approved"]
 
 
 def test_verify_and_branch_views_answer_what_the_cli_answers(at_design_gate):
@@ -142,7 +146,7 @@ def test_verify_and_branch_views_answer_what_the_cli_answers(at_design_gate):
 
 def test_a_ledger_append_arrives_as_a_server_sent_event(at_design_gate):
     with running_dashboard(at_design_gate, terminal=False) as dash:
-        seen = len(events(at_design_gate))
+        seen = len(ledger_lines(at_design_gate))
         stream = EventStream(dash, since=seen)
         try:
             request = at_design_gate.parent / "second.md"
@@ -160,7 +164,7 @@ def test_a_ledger_append_arrives_as_a_server_sent_event(at_design_gate):
             )
             event = stream.next_of("feature.created")
             assert event["seq"] > seen
-            assert event == events(at_design_gate)[event["seq"] - 1]  # the line as stored
+            assert event == ledger_lines(at_design_gate)[event["seq"] - 1]  # the line as stored
         finally:
             stream.close()
 
@@ -204,7 +208,7 @@ def test_approving_needs_the_token_and_the_pages_own_origin(at_design_gate):
             "no origin": 403,
             "a form post": 415,
         }
-        assert not [e for e in events(at_design_gate) if e["type"] == "gate.approved"]
+        assert not [e for e in ledger_lines(at_design_gate) if e["type"] == "gate.approved"]
 
         approved = dash.decide("approve", design, token=token)
         assert approved.status_code == 200, approved.text
@@ -214,7 +218,7 @@ def test_approving_needs_the_token_and_the_pages_own_origin(at_design_gate):
         assert view["features"][0]["gates"]["design"]["actor"] == "human"
 
         output = dash.text()
-    (approval,) = [e for e in events(at_design_gate) if e["type"] == "gate.approved"]
+    (approval,) = [e for e in ledger_lines(at_design_gate) if e["type"] == "gate.approved"]
     assert approval["actor"] == "human"  # recorded as a person's, like one at the terminal
     assert approval["data"]["note"] == "approved on the page"
     assert set(approval["data"]["hashes"]) == {
@@ -230,11 +234,11 @@ def test_approving_needs_the_token_and_the_pages_own_origin(at_design_gate):
 
 def test_an_edit_after_the_approval_shows_as_its_diff_and_who_approved(at_design_gate):
     # after the page's approval (the test above makes it; alone, this test makes its own)
-    if not [e for e in events(at_design_gate) if e["type"] == "gate.approved"]:
+    if not [e for e in ledger_lines(at_design_gate) if e["type"] == "gate.approved"]:
         with running_dashboard(at_design_gate, terminal=True) as dash:
             design = {"gate": "design", "subject": KEY}
             assert dash.decide("approve", design, token=dash.token).status_code == 200
-    (approval,) = [e for e in events(at_design_gate) if e["type"] == "gate.approved"]
+    (approval,) = [e for e in ledger_lines(at_design_gate) if e["type"] == "gate.approved"]
     # then a person edits a covered artifact by hand
     path = at_design_gate / ".consort" / "features" / KEY / "test-list.json"
     data = json.loads(path.read_text())
@@ -285,7 +289,7 @@ def test_a_page_approval_is_recorded_as_one_at_the_terminal(tmp_path):
             body = {"gate": "design", "subject": KEY, "note": "seen"}
             answer = dash.decide("approve", body, token=dash.token)
             assert answer.status_code == 200, answer.text
-        lines = events(root)
+        lines = ledger_lines(root)
         terminal, page = [e for e in lines if e["type"] == "gate.approved"]
         between = lines[terminal["seq"] : page["seq"] - 1]
         verdict = json.loads(consort("verify", "--json", cwd=root).stdout)
