@@ -528,3 +528,26 @@ def test_event_times_read_as_strptime_reads_them(text: str) -> None:
     assert parse_time(format_time(datetime(2026, 12, 1, 10, 30, 40, 7, tzinfo=UTC))) == datetime(
         2026, 12, 1, 10, 30, 40, 7, tzinfo=UTC
     )
+
+
+def test_a_recorded_event_holds_no_password_written_into_a_url(path: Path) -> None:
+    """What Consort records may quote a process's output, and the ledger is committed with the
+    evidence: a login's password in a URL is never written there."""
+    from consort.core.ledger.events import DriveStopped
+
+    message = (
+        "the migrations failed: cannot reach "
+        "postgresql://feature_user:2ff8f252942b0c7f@127.0.0.1:5432/feature and "
+        "postgres://main_user:p%40ss@localhost/main; see https://example.com/a:b@c"
+    )
+    event = Ledger(path).record(
+        DriveStopped(reason="error", message=message), Actor.ORCHESTRATOR, "F1"
+    )
+    stored = path.read_text()
+    assert "2ff8f252942b0c7f" not in stored and "p%40ss" not in stored
+    assert event.data["message"] == (
+        "the migrations failed: cannot reach "
+        "postgresql://feature_user:***@127.0.0.1:5432/feature and "
+        "postgres://main_user:***@localhost/main; see https://example.com/a:b@c"
+    )
+    assert Ledger(path).verify().ok

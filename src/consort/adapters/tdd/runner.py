@@ -1031,10 +1031,22 @@ def migrate(
         if result.returncode == 0 and record_in is not None and inputs is not None:
             _record_migrated(record_in, database, inputs)
     if result.returncode != 0:
-        missing = missing_in_output(result.output)
+        # What the drive reports, and the ledger records (committed with the evidence, read by
+        # later turns from git), never holds the password of the login the migrations ran as.
+        output = without_password(result.output, DbParts.from_url(url).password)
+        missing = missing_in_output(output)
         if missing:
             raise UsageError(f"the migrations failed on {where}: {fix_for(missing)}")
-        raise ConsortError(f"the migrations failed on {where}: " + result.output.strip()[-500:])
+        raise ConsortError(f"the migrations failed on {where}: " + output.strip()[-500:])
+
+
+def without_password(text: str, password: str) -> str:
+    """`text` with `password` (as written, and as a URL quotes it) replaced by `***`."""
+    from urllib.parse import quote
+
+    for form in {password, quote(password, safe="")} - {""}:
+        text = text.replace(form, "***")
+    return text
 
 
 class MigrationRefused(ConsortError):

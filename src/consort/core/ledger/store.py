@@ -13,6 +13,7 @@ The line format and the chain are `chain`'s; the payloads are `events`'.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -165,7 +166,9 @@ class Ledger:
         The way Consort writes its events; raises PayloadIncomplete if the payload lacks a field
         its type always carries, and what `append` raises.
         """
-        return self.append(payload.event_type, actor, subject, payload.data_to_write())
+        return self.append(
+            payload.event_type, actor, subject, without_passwords(payload.data_to_write())
+        )
 
     def append(
         self,
@@ -337,3 +340,20 @@ def _fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+# The password of a login written into a URL (`postgresql://role:PASSWORD@host/db`). What Consort
+# records may quote a process's output (a failed migration's, a run's tail), and the ledger is
+# committed with the evidence, where every later turn reads git's objects.
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s:/@\"]*:)[^\s/@\"]+@", re.IGNORECASE)
+
+
+def without_passwords(value: Any) -> Any:
+    """`value` (an event's data) with every password written into a URL as `***`."""
+    if isinstance(value, str):
+        return _URL_PASSWORD.sub(r"\1***@", value) if "://" in value else value
+    if isinstance(value, dict):
+        return {key: without_passwords(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_passwords(item) for item in value]
+    return value
