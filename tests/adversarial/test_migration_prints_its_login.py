@@ -20,9 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import consort, git, ok
+from tests.helpers import MINI, TDD_AGENT, consort, events, git, ok
 from tests.integration.conftest import destroy_project_cluster
-from tests.integration.test_build_lane import AGENT, MINI, events
 
 pytestmark = pytest.mark.integration
 
@@ -62,8 +61,8 @@ def merged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str
         (root / "migrations" / "versions" / ".keep").write_text("")
         (root / "tests").mkdir()
         (root / "tests" / "__init__.py").write_text("")
-        honest = [sys.executable, str(AGENT), str(MINI), "honest"]
-        driver = [sys.executable, str(DRIVER), str(AGENT), str(MINI)]
+        honest = [sys.executable, str(TDD_AGENT), str(MINI), "honest"]
+        driver = [sys.executable, str(DRIVER), str(TDD_AGENT), str(MINI)]
         (root / "consort.toml").write_text(
             f"""
 [test]
