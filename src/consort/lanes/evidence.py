@@ -16,14 +16,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from consort.adapters.agents.task import TASK_FILE
 from consort.adapters.vcs import Git
-from consort.core.layout import CLAUDE_MANIFEST_FILE, LEDGER_FILE, STATE_DIR
+from consort.core.layout import CLAUDE_MANIFEST_FILE, LEDGER_FILE, STATE_DIR, TURN_OUTPUTS_DIR
 from consort.core.ledger import Event, EventType
 from consort.core.ledger.events import FeaturePromoted
 from consort.core.project import Project
 
 EVIDENCE_FOLDERS = ("intake", "features", "cycles", "roles", "spikes")
-EVIDENCE_GLOBS = ("runs/*/junit.xml", "turns/*/outputs/**/*")
+EVIDENCE_GLOBS = ("runs/*/junit.xml",)
 
 
 def evidence_paths(project: Project) -> list[str]:
@@ -32,7 +33,34 @@ def evidence_paths(project: Project) -> list[str]:
     found += [state / name for name in EVIDENCE_FOLDERS if (state / name).is_dir()]
     for pattern in EVIDENCE_GLOBS:
         found += [p for p in state.glob(pattern) if p.is_file()]
+    found += declared_outputs(project.layout.turns)
     return sorted(str(p.relative_to(project.root)) for p in found if p.exists())
+
+
+def declared_outputs(turns: Path) -> list[Path]:
+    """Each turn's outputs as its task.json declared them (Consort wrote it; the agent can
+    only read it), each a file, not a link, in the turn's outputs folder. Nothing else a turn
+    left in that folder, the one folder of `.consort/` it may write, is committed: a link to
+    an absolute path there, committed by Consort on the promoted branch, refused every later
+    run of every commit made from it; a file or a folder there passed no rule at all."""
+    import json
+
+    found: list[Path] = []
+    for task_file in sorted(turns.glob(f"*/{TASK_FILE}")):
+        folder = task_file.parent / TURN_OUTPUTS_DIR
+        try:
+            declared = json.loads(task_file.read_text(encoding="utf-8")).get("outputs")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if not isinstance(declared, dict):
+            continue
+        for named in declared.values():
+            if not isinstance(named, str):
+                continue
+            path = folder / Path(named).name
+            if path.is_file() and not path.is_symlink():
+                found.append(path)
+    return found
 
 
 def commit_evidence(project: Project, message: str) -> str | None:
