@@ -166,3 +166,33 @@ def test_a_branch_table_read_from_the_server_loads_no_driver(fresh_project: Path
         loaded = json.loads(done.stderr.splitlines()[-1])
         assert [m for m in loaded if m.split(".")[0] == "psycopg"] == [], command
         assert (root / ".consort" / "run" / "branches.json").exists()  # kept for the next
+
+
+def test_a_drive_leaves_the_answers_status_and_next_would_derive(fresh_project: Path) -> None:
+    root = fresh_project
+    request = root / "request.md"
+    request.write_text("Greet people\n\nSay hello to whoever asks.\n")
+    ok(consort("intake", "feature", "--file", str(request), cwd=root))
+    ok(consort("branch", "create", "side", cwd=root))
+    git(root, "checkout", "-q", "main")
+    shutil.rmtree(root / ".consort" / "run" / "cache", ignore_errors=True)
+    (root / ".consort" / "run" / "branches.json").unlink(missing_ok=True)
+    consort("drive", "--max-steps", "1", cwd=root)  # however its step ends
+    env = {k: v for k, v in os.environ.items() if k not in TERMINAL_SWITCHES}
+    kept = []
+    for command in ("status", "next"):
+        done = subprocess.run(
+            [sys.executable, "-c", MODULES_AT_EXIT, command, "--json"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        loaded = json.loads(done.stderr.splitlines()[-1])
+        unwanted = [m for m in loaded if m.split(".")[0] in NOT_ON_THE_KEPT_PATH]
+        assert unwanted == [], (command, unwanted)
+        kept.append(json.loads(done.stdout))
+    status, nxt = kept
+    assert {r["name"] for r in status["branches"]} == {"main", "side"}
+    _same((status, nxt), _fresh(root))

@@ -6,13 +6,14 @@ The lanes are imported inside the functions: `consort next` needs none of them a
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from consort.app.next_step import NextReport, next_action
-from consort.core.errors import ExitCode
+from consort.core.errors import ConsortError, ExitCode
 from consort.core.project import Project
 from consort.core.state import GateKind
 from consort.core.vocabulary import ActionKind, Lane
@@ -104,7 +105,12 @@ def drive(
     """Run the loop until a gate, an escalation, the end, or a bound."""
     from consort.lanes.loop import drive as run
 
-    result = run(project, feature=feature, until=until, max_steps=max_steps, progress=progress)
+    try:
+        result = run(project, feature=feature, until=until, max_steps=max_steps, progress=progress)
+    except ConsortError:
+        keep_answers(project)  # what stopped it is what a person asks `status` next
+        raise
+    keep_answers(project)
     last = result.last
     return DriveOutcome(
         code=result.code,
@@ -113,6 +119,20 @@ def drive(
         next_command=last.command if last is not None else None,
         at_gate=last is not None and last.kind is ActionKind.AWAIT_GATE,
     )
+
+
+def keep_answers(project: Project) -> None:
+    """Derive what `consort status` and `consort next` answer for the files as a drive left
+    them, and keep it (`consort.core.derived_cache`, `consort.adapters.branch_rows`): what a
+    person asks after a drive is then answered without loading the models, the ledger or the
+    server, from answers derived exactly as those commands derive them. Keeping them only
+    saves time: whatever stops it (a damaged file, the server gone) leaves the commands to
+    derive their answers, and to say what is wrong, and never changes the drive's outcome."""
+    from consort.app.status import keep_answer
+
+    with contextlib.suppress(Exception):
+        keep_answer(project)
+        next_action(project)
 
 
 @dataclass(frozen=True)

@@ -149,20 +149,43 @@ def _stories(feature: FeatureState) -> list[StoryLine]:
 
 def status(project: Project) -> StatusReport:
     """Features, stories, escalations and branches, as the ledger and the files make them now."""
-    digest = derived_cache.inputs_digest(project.root, project.state_dir, STATUS_QUESTION)
-    kept = derived_cache.load(project.state_dir, STATUS_QUESTION, digest)
-    derived = _from_kept(kept) if kept is not None else None
-    if derived is None:
-        from consort.app.project import derived_state, ledger_events
-
-        events = ledger_events(project)  # read once, for the state and for the report
-        report, spikes = _derived(project, derived_state(project, events), events)
-        derived_cache.store(project.state_dir, STATUS_QUESTION, digest, _keep(report, spikes))
-    else:
-        report, spikes = derived
+    report, spikes = _files_part(project)
     report.spikes = _spikes(spikes)
     _branches(project, report, live=False)
     return report
+
+
+def keep_answer(project: Project) -> None:
+    """Derive and keep what `status` would derive now: the files' part, and the branch table
+    where the embedded server runs and its kept table no longer holds (a server that is not
+    running is left as it is: `status` starts it when asked)."""
+    _files_part(project)
+    from consort.adapters import branch_rows
+
+    if branch_rows.recall(project.state_dir) is not None:
+        return
+    from consort.adapters.db.backend import EmbeddedBackend, open_backend
+
+    backend = open_backend(project)
+    if isinstance(backend, EmbeddedBackend) and backend.is_running():
+        from consort.adapters.paired import PairedBranches
+
+        PairedBranches(project, backend).rows()  # which keeps what it read
+
+
+def _files_part(project: Project) -> tuple[StatusReport, list[Spike]]:
+    """The report but its clocks and branch table: kept, or derived now and kept."""
+    digest = derived_cache.inputs_digest(project.root, project.state_dir, STATUS_QUESTION)
+    kept = derived_cache.load(project.state_dir, STATUS_QUESTION, digest)
+    derived = _from_kept(kept) if kept is not None else None
+    if derived is not None:
+        return derived
+    from consort.app.project import derived_state, ledger_events
+
+    events = ledger_events(project)  # read once, for the state and for the report
+    report, spikes = _derived(project, derived_state(project, events), events)
+    derived_cache.store(project.state_dir, STATUS_QUESTION, digest, _keep(report, spikes))
+    return report, spikes
 
 
 def collect(project: Project, state: State, events: Sequence[Event] | None = None) -> StatusReport:
