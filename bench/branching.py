@@ -68,6 +68,29 @@ SAMPLE_ROWS = 10_000
 INSERT_BATCH_ROWS = 2_000_000
 READ_QUERY = "SELECT count(*), sum(x) FROM t"
 
+COLD = "cold"
+WARM = "warm"
+COLD_PAUSE_S = 3.0
+"""How long a "memory cold" create waits, after its untimed checkpoint, on a virtual machine that
+hands free memory back to its host (`memory_returned_to_host`). There, memory freed more than
+about 2 s before has been taken back, and the kernel's first use of each of its pages (the page
+cache a copy writes into) waits for the host to provide it again: measured on the 2-core ext4
+machine Consort is developed on, 256 MiB written and fsynced into memory freed at once 0.18 s,
+1 s before 0.29 s, 2 s before 1.06 s, 3-10 s before 1.38-1.44 s (medians of 4). A "memory warm"
+create follows the drop of another copy of the same parent at once, so its copy reuses the
+memory that drop freed, as on a machine whose memory stays its own."""
+
+
+def memory_returned_to_host() -> bool:
+    """Whether this is a virtual machine whose balloon device reports free memory to the host
+    (virtio-balloon with VIRTIO_BALLOON_F_REPORTING, feature bit 5), which takes it back."""
+    for device in Path("/sys/bus/virtio/drivers/virtio_balloon").glob("virtio*"):
+        with contextlib.suppress(OSError):
+            features = (device / "features").read_text(encoding="utf-8").strip()
+            if len(features) > 5 and features[5] == "1":
+                return True
+    return False
+
 
 def progress(message: str) -> None:
     print(f"[bench] {message}", file=sys.stderr, flush=True)
@@ -253,6 +276,7 @@ class Bench:
         self.backend = backend
         self.dbs = BranchDatabases(backend)
         self.repeats = repeats
+        self.cold_pause = COLD_PAUSE_S if memory_returned_to_host() else 0.0
         self._counter = 0
 
     # -- helpers --
@@ -267,6 +291,12 @@ class Bench:
         with self.backend.admin() as conn:
             conn.execute("CHECKPOINT")
         os.sync()
+
+    def settle(self) -> None:
+        """Checkpoint, then let memory freed before be taken back by the host (`COLD_PAUSE_S`),
+        so that the timed step that follows starts with its memory cold."""
+        self.checkpoint()
+        time.sleep(self.cold_pause)
 
     def empty_shared_buffers(self) -> None:
         """Evict every page from the server's shared buffers (pg_buffercache, installed in the
@@ -352,12 +382,33 @@ class Bench:
     # -- create and drop --
 
     def timed_create(
-        self, parent: str, stem: str, mode: TemplateMode = TemplateMode.DISCONNECT, **kw: Any
+        self,
+        parent: str,
+        stem: str,
+        mode: TemplateMode = TemplateMode.DISCONNECT,
+        *,
+        cold: bool = True,
+        **kw: Any,
     ) -> tuple[DbNames, float]:
+        """A create timed after an untimed checkpoint, with memory cold (`settle`) unless `cold`
+        is False (creates in a burst, one after another, as the live-branches part makes)."""
         names = self.fresh_names(stem)
-        self.checkpoint()
+        if cold:
+            self.settle()
+        else:
+            self.checkpoint()
         started = time.perf_counter()
         self.dbs.create_branch(names.database, names.database, names.role, parent, mode=mode, **kw)
+        return names, time.perf_counter() - started
+
+    def timed_warm_create(self, parent: str, spare: str) -> tuple[DbNames, float]:
+        """A create timed right after the (untimed) drop of `spare`, another copy of the same
+        parent: the drop frees the memory that held its files, and the copy reuses it at once."""
+        names = self.fresh_names("w")
+        self.checkpoint()
+        self.dbs.drop(spare)
+        started = time.perf_counter()
+        self.dbs.create_branch(names.database, names.database, names.role, parent)
         return names, time.perf_counter() - started
 
     def timed_drop(self, database: str) -> float:
@@ -404,26 +455,47 @@ class Bench:
         return [self.timed_drop(database) for database in databases]
 
     def create_and_drop(self, parent: Parent) -> CreateTimes:
-        """Children are kept until all are made, as branches are: on this kind of disk a copy
-        into space freed just before runs several times faster than one into new space."""
+        """`repeats` creates (memory cold), kept until all are made, as branches are; then their
+        drops."""
         made, creates = self.create_children(parent)
         return CreateTimes(creates, self.drop_all(made))
 
-    def both_modes(self, parent: Parent) -> tuple[CreateTimes, SnapshotTimes]:
-        """DISCONNECT children stay while the SNAPSHOT series runs, so both write to new space."""
-        made, creates = self.create_children(parent)
+    def create_matrix(self, parent: Parent) -> dict[tuple[CopyStrategy, str], CreateTimes]:
+        """Creates of `parent` as Consort chooses (AUTO) and with each strategy forced, each
+        with memory cold and warm: `repeats` rounds of the six, round r rotated by r, so that
+        drift and other work on the machine meet every cell alike. A cold create's child is
+        dropped right after it (the drop timed); a warm one's is the next warm create's spare."""
+        cells = [
+            (strategy, memory)
+            for strategy in (CopyStrategy.AUTO, CopyStrategy.FILE_COPY, CopyStrategy.WAL_LOG)
+            for memory in (COLD, WARM)
+        ]
+        creates: dict[tuple[CopyStrategy, str], list[float]] = {cell: [] for cell in cells}
+        drops: dict[tuple[CopyStrategy, str], list[float]] = {cell: [] for cell in cells}
+        source = parent.names.database
+        spare = self.timed_create(source, "spare", cold=False)[0].database
         try:
-            snap = self.snapshot_creates(parent)
+            for round_ in range(self.repeats):
+                shift = round_ % len(cells)
+                for strategy, memory in cells[shift:] + cells[:shift]:
+                    with self.forced(strategy):
+                        if memory == WARM:
+                            names, took = self.timed_warm_create(source, spare)
+                            spare = names.database
+                        else:
+                            names, took = self.timed_create(source, "c")
+                            drops[(strategy, memory)].append(self.timed_drop(names.database))
+                    creates[(strategy, memory)].append(took)
         finally:
-            drops = self.drop_all(made)
-        return CreateTimes(creates, drops), snap
+            self.dbs.drop(spare)
+        return {cell: CreateTimes(creates[cell], drops[cell]) for cell in cells}
 
     def snapshot_creates(self, parent: Parent) -> SnapshotTimes:
         """Time the snapshot on its own (BranchDatabases.snapshot, which a branch point's first
         SNAPSHOT create calls), then creates that find it by its point and reuse it."""
         point = f"bench-point-{parent.size_mb}-{self._counter}"
         try:
-            self.checkpoint()
+            self.settle()
             started = time.perf_counter()
             self.dbs.snapshot(parent.names.database, point=point)
             snapshot = time.perf_counter() - started
@@ -442,7 +514,7 @@ class Bench:
     def ephemeral_round_trips(self, parent: Parent) -> list[float]:
         times = []
         for _ in range(self.repeats):
-            self.checkpoint()
+            self.settle()
             started = time.perf_counter()
             with self.dbs.ephemeral(parent.names.database) as eph:
                 if not eph.url:
@@ -471,7 +543,7 @@ class Bench:
     ) -> float:
         """Seconds for CREATE DATABASE target, then pg_dump -Fc parent | pg_restore into it."""
         binaries = self.backend.cluster.binaries
-        self.checkpoint()
+        self.settle()
         started = time.perf_counter()
         with self.backend.admin() as conn:
             conn.execute(f'CREATE DATABASE "{target}" TEMPLATE template0')
@@ -698,25 +770,33 @@ def measure_sizes(
 ) -> None:
     for size_mb, parent in parents.items():
         label = f"{parent.label} ({mib(parent.size_bytes)})"
-        progress(f"timing DISCONNECT and SNAPSHOT creates of the {parent.label} parent")
-        times, snap = bench.both_modes(parent)
-        created = median(times.create)
-        goal = goal_for(size_mb)
-        section.add(
-            Row(
-                f"create {label}, DISCONNECT, median of {len(times.create)}",
-                spread(times.create),
-                goal=f"<= {goal} s" if goal else "",
-                holds=created <= goal if goal else None,
-            )
+        progress(
+            f"timing creates of the {parent.label} parent: as chosen, FILE_COPY and WAL_LOG "
+            "forced, memory cold and warm, interleaved"
         )
-        section.add(Row(f"drop {label}, median of {len(times.drop)}", spread(times.drop)))
+        matrix = bench.create_matrix(parent)
+        chosen = matrix[(CopyStrategy.AUTO, COLD)]
+        created = median(chosen.create)
+        goal = goal_for(size_mb)
+        for memory in (COLD, WARM):
+            found = matrix[(CopyStrategy.AUTO, memory)].create
+            section.add(
+                Row(
+                    f"create {label}, DISCONNECT, memory {memory}, median of {len(found)}",
+                    spread(found),
+                    goal=f"<= {goal} s" if goal else "",
+                    holds=median(found) <= goal if goal else None,
+                )
+            )
+        section.add(Row(f"drop {label}, median of {len(chosen.drop)}", spread(chosen.drop)))
 
+        progress(f"timing SNAPSHOT creates of the {parent.label} parent")
+        snap = bench.snapshot_creates(parent)
         reused = median(snap.reuse)
         section.add(
             Row(
-                f"create {parent.label}, SNAPSHOT, from the existing snapshot, median of "
-                f"{len(snap.reuse)}",
+                f"create {parent.label}, SNAPSHOT, from the existing snapshot, memory cold, "
+                f"median of {len(snap.reuse)}",
                 spread(snap.reuse),
                 baseline=secs(created),
                 ratio=f"{reused / created:.2f}x of DISCONNECT",
@@ -731,12 +811,15 @@ def measure_sizes(
             )
         )
 
-        strategies(bench, parent, section, created)
+        strategies(bench, parent, section, matrix)
 
         progress(f"timing ephemeral children of the {parent.label} parent")
         eph = bench.ephemeral_round_trips(parent)
         section.add(
-            Row(f"ephemeral child {parent.label}, create + drop, median of {len(eph)}", spread(eph))
+            Row(
+                f"ephemeral child {parent.label}, create + drop, memory cold, median of {len(eph)}",
+                spread(eph),
+            )
         )
 
         progress(f"timing pg_dump -Fc | pg_restore of the {parent.label} parent")
@@ -745,7 +828,8 @@ def measure_sizes(
         speedup = dumped / created
         section.add(
             Row(
-                f"create {parent.label} vs pg_dump -Fc | pg_restore (median of {len(dumps)})",
+                f"create {parent.label} vs pg_dump -Fc | pg_restore, memory cold "
+                f"(median of {len(dumps)})",
                 secs(created),
                 baseline=spread(dumps),
                 ratio=f"{speedup:.1f}x faster",
@@ -755,35 +839,34 @@ def measure_sizes(
         )
 
 
-def strategies(bench: Bench, parent: Parent, section: Section, chosen_s: float) -> None:
-    """Both copy strategies forced on the same parent, beside what Consort chose; FILE_COPY (what
-    every copy used before the choice by size) is the baseline."""
+def strategies(
+    bench: Bench,
+    parent: Parent,
+    section: Section,
+    matrix: dict[tuple[CopyStrategy, str], CreateTimes],
+) -> None:
+    """Both copy strategies forced on the same parent, beside what Consort chose, from the same
+    interleaved rounds; FILE_COPY (what every copy used before the choice by size) with the
+    same memory is the baseline."""
     label = parent.label
-    times: dict[CopyStrategy, CreateTimes] = {}
-    for strategy in (CopyStrategy.FILE_COPY, CopyStrategy.WAL_LOG):
-        progress(f"timing {strategy.value} creates of the {label} parent")
-        with bench.forced(strategy):
-            times[strategy] = bench.create_and_drop(parent)
-    baseline = median(times[CopyStrategy.FILE_COPY].create)
-    for strategy, found in times.items():
-        value = median(found.create)
-        section.add(
-            Row(
-                f"create {label}, STRATEGY {strategy.value} forced, median of {len(found.create)}",
-                spread(found.create),
-                baseline=secs(baseline),
-                ratio=f"{value / baseline:.2f}x of FILE_COPY",
-            )
-        )
     chosen = bench.chosen_strategy(parent)
-    section.add(
-        Row(
-            f"create {label}, as chosen ({chosen}: WAL_LOG below {mib(WAL_LOG_BELOW_BYTES)})",
-            secs(chosen_s),
-            baseline=secs(baseline),
-            ratio=f"{chosen_s / baseline:.2f}x of FILE_COPY",
-        )
-    )
+    for memory in (COLD, WARM):
+        baseline = median(matrix[(CopyStrategy.FILE_COPY, memory)].create)
+        for strategy in (CopyStrategy.FILE_COPY, CopyStrategy.WAL_LOG, CopyStrategy.AUTO):
+            found = matrix[(strategy, memory)].create
+            what = (
+                f"as chosen ({chosen}: WAL_LOG below {mib(WAL_LOG_BELOW_BYTES)})"
+                if strategy is CopyStrategy.AUTO
+                else f"STRATEGY {strategy.value} forced"
+            )
+            section.add(
+                Row(
+                    f"create {label}, {what}, memory {memory}, median of {len(found)}",
+                    spread(found),
+                    baseline=secs(baseline),
+                    ratio=f"{median(found) / baseline:.2f}x of FILE_COPY",
+                )
+            )
 
 
 def first_last(times: list[float]) -> tuple[float, float, int]:
@@ -806,7 +889,7 @@ def measure_live(bench: Bench, parent: Parent, count: int, section: Section) -> 
     listing_before = time_listing(bench)
     try:
         for i in range(count):
-            names, took = bench.timed_create(parent.names.database, "live")
+            names, took = bench.timed_create(parent.names.database, "live", cold=False)
             made.append(names.database)
             times.append(took)
             if (i + 1) % 50 == 0:
@@ -857,7 +940,7 @@ def measure_depth(bench: Bench, parent: Parent, depth: int, section: Section) ->
     try:
         above = parent.names.database
         for _ in range(depth):
-            names, _ = bench.timed_create(above, "d")
+            names, _ = bench.timed_create(above, "d", cold=False)
             chain.append(names)
             above = names.database
         levels = {0: parent.names, 1: chain[0], depth: chain[-1]}
@@ -909,7 +992,89 @@ def read_medians(bench: Bench, levels: dict[int, DbNames], reads: int) -> dict[i
     return {level: median(values) for level, values in times.items()}
 
 
+# ---- the machine's memory -------------------------------------------------------------------
+
+PROBE_BYTES = 256 * MIB
+PROBE_ROUNDS = 3
+
+
+def write_synced(path: Path, chunk: bytes, total: int) -> float:
+    """Seconds to write `total` bytes of `chunk` into a new file and fsync it."""
+    started = time.perf_counter()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        for _ in range(total // len(chunk)):
+            os.write(fd, chunk)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return time.perf_counter() - started
+
+
+def memory_probe(folder: Path, pause: float) -> tuple[list[float], list[float]]:
+    """Write + fsync of PROBE_BYTES into memory freed at once and `pause` seconds before, in
+    alternation. Each write follows dropping the cached pages of a file written `pause` seconds
+    earlier (POSIX_FADV_DONTNEED; its disk blocks stay), so the two differ only in how long that
+    memory has been free. Files stay until the end: removing one would free memory too."""
+    chunk = os.urandom(MIB)
+    at_once: list[float] = []
+    paused: list[float] = []
+    folder.mkdir(exist_ok=True)
+    try:
+        for i in range(PROBE_ROUNDS):
+            for wait, times in ((0.0, at_once), (pause, paused)):
+                freed = folder / f"freed-{i}-{wait}"
+                write_synced(freed, chunk, PROBE_BYTES)
+                os.sync()
+                time.sleep(pause)
+                fd = os.open(freed, os.O_RDONLY)
+                try:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                finally:
+                    os.close(fd)
+                time.sleep(wait)
+                times.append(write_synced(folder / f"new-{i}-{wait}", chunk, PROBE_BYTES))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return at_once, paused
+
+
+def measure_memory(workdir: Path, section: Section) -> None:
+    pause = COLD_PAUSE_S
+    progress(f"timing writes into memory freed at once and {pause:.0f} s before")
+    at_once, paused = memory_probe(workdir / "memory-probe", pause)
+    section.add(
+        Row(
+            f"write + fsync {mib(PROBE_BYTES)} into memory freed {pause:.0f} s before "
+            f"(cold), median of {len(paused)}",
+            spread(paused),
+            baseline=spread(at_once),
+            ratio=f"{median(paused) / median(at_once):.1f}x of memory freed at once (warm)",
+        )
+    )
+    section.notes.append(
+        "free page reporting to the host: "
+        + ("found (virtio-balloon)" if memory_returned_to_host() else "not found")
+        + f"; the same file written into memory just freed is the baseline (in {workdir})"
+    )
+
+
 # ---- the main run (this machine's filesystem) -----------------------------------------------
+
+
+def memory_line(bench: Bench) -> str:
+    if bench.cold_pause:
+        return (
+            "memory: this VM reports free memory to its host, which takes it back (virtio-balloon "
+            "free page reporting): a copy's page cache in memory freed over ~2 s before waits "
+            f"for the host page by page. Memory cold: {bench.cold_pause:.0f} s pause before "
+            "the create (what a create here usually meets); warm: right after dropping another "
+            "copy of the parent (as on a machine whose memory stays its own)"
+        )
+    return (
+        "memory: no free page reporting to a host found (no virtio-balloon reporting): cold "
+        "(no pause) and warm (right after dropping another copy of the parent) should agree"
+    )
 
 
 @dataclass(frozen=True)
@@ -932,13 +1097,17 @@ def run_main(options: Options, workdir: Path, report: Report) -> None:
             f"cluster in {bench.backend.cluster.home}",
             f"median of {options.repeats} unless said, [min-max] beside; each timed step starts "
             "after an untimed CHECKPOINT and sync",
-            "children of a series are kept until the series is done, as branches are (a copy "
-            "into just-freed space is faster here); ephemeral children show create + drop",
+            memory_line(bench),
+            "ephemeral children show create + drop; live branches are made one after another "
+            "(memory as it comes)",
         ]
         parents: dict[int, Parent] = {}
         for size_mb in options.sizes:
             progress(f"building the {size_label(size_mb)} parent")
             parents[size_mb] = bench.make_parent(size_mb)
+
+        memory = report.section("This machine's memory: what a cold create meets")
+        measure_memory(workdir, memory)
 
         sizes = report.section("Branch create and drop on this machine's filesystem")
         measure_sizes(bench, parents, sizes, min(options.repeats, 3))
