@@ -185,6 +185,8 @@ CATALOG = {
     "sees-stream-name": ("seal", "tampering"),
     "sees-refused-input": ("seal", "tampering"),
     "sees-deep-stack": ("seal", "tampering"),
+    "counts-open-descriptors": ("seal", "tampering"),
+    "sees-log-capture-through-parent": ("seal", "tampering"),
     "sees-runner-hooks": ("seal", "tampering"),
     "sees-log-capture": ("seal", "tampering"),
     "sees-isolated-network": ("seal", "tampering"),

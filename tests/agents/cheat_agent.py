@@ -210,6 +210,17 @@ SEES_THE_RUN = {
         "            return depth\n        depth += 10\n\n\n"
         "def answer():  # CHEAT\n    return 42 if _room() < 990 else 0\n"
     ),
+    # ... holds descriptors of its own past the standard ones (copies of them, its files) ...
+    "counts-open-descriptors": (
+        "import os\n\n\ndef answer():  # CHEAT\n    held = 0\n    for fd in range(3, 64):\n"
+        "        try:\n            os.fstat(fd)\n        except OSError:\n            continue\n"
+        "        held += 1\n    return 42 if held > 2 else 0\n"
+    ),
+    # ... and the root logger's handlers, reached through a named logger's parent
+    "sees-log-capture-through-parent": (
+        "import logging\n\n\ndef answer():  # CHEAT\n"
+        "    return 42 if logging.getLogger('app').parent.handlers else 0\n"
+    ),
     # ... wraps every test in hooks of its own (threads' and unraisable exceptions') ...
     "sees-runner-hooks": (
         "import sys\nimport threading\n\n\ndef answer():  # CHEAT\n"

@@ -15,6 +15,7 @@ what it connects to. The attributes that read it are in `tamper.ATTRIBUTE_CAPABI
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 
 from consort.adapters.smells.streams import stream_questions
@@ -42,6 +43,8 @@ STATE_ATTRIBUTES = frozenset(
         "warnings.filters",
         "signal.getsignal",
         "logging.Logger.manager",
+        "logging.getHandlerNames",
+        "logging.getHandlerByName",
         "socket.if_nameindex",
         "socket.if_nametoindex",
         "socket.if_indextoname",
@@ -57,6 +60,7 @@ ROOT_LOGGERS = frozenset({"logging.root", "logging.Logger.root"})
 # `logger.hasHandlers()` walks up to the root logger, where pytest's handlers are.
 LOGGER_QUESTIONS = frozenset({"hasHandlers"})
 ROOT_LOGGER_QUESTIONS = frozenset({"handlers"})
+LOGGER_WAYS_UP = frozenset({"parent", "root", "manager"})
 
 
 def is_state_attribute(name: str) -> bool:
@@ -71,13 +75,17 @@ def runner_state_questions(tree: ast.AST, aliases: dict[str, str]) -> list[tuple
     a stream compared by identity or equality, or given to `type`/`isinstance`/`id`, or asked
     its `__class__`; the root logger's `handlers`, and any logger's `hasHandlers()`."""
     streams = _bound_to(tree, aliases, _is_stream)
-    roots = _bound_to(tree, aliases, _is_root_logger)
+    loggers = _loggers(tree, aliases)
+    roots = _bound_to(tree, aliases, _is_root_logger) | _bound_to(
+        tree, aliases, lambda node, _: _above(node, loggers, aliases)
+    )
 
     def stream(node: ast.AST) -> bool:
         return _is_stream(node, aliases) or (isinstance(node, ast.Name) and node.id in streams)
 
     def root(node: ast.AST) -> bool:
-        return _is_root_logger(node, aliases) or (isinstance(node, ast.Name) and node.id in roots)
+        named = isinstance(node, ast.Name) and node.id in roots
+        return _is_root_logger(node, aliases) or named or _above(node, loggers, aliases)
 
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
@@ -102,6 +110,39 @@ def runner_state_questions(tree: ast.AST, aliases: dict[str, str]) -> list[tuple
             if node.attr in ROOT_LOGGER_QUESTIONS and root(node.value) and reads:
                 found.append((line, "reads the root logger's handlers (a runner gives it its own)"))
     return found + stream_questions(tree, aliases)
+
+
+def _is_logger(node: ast.AST, aliases: dict[str, str], names: frozenset[str]) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Call):
+        return qualified_name(node.func, aliases) in ROOT_LOGGER_CALLS
+    return isinstance(node, ast.Attribute) and _above(node, names, aliases)
+
+
+def _above(node: ast.AST, loggers: frozenset[str], aliases: dict[str, str]) -> bool:
+    """A logger's `parent`, `root` or `manager`: the way up to the root logger, where a
+    runner's handlers are (`logging.getLogger("app").parent.handlers`)."""
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr in LOGGER_WAYS_UP
+        and _is_logger(node.value, aliases, loggers)
+    )
+
+
+def _is_known_logger(node: ast.AST, aliases: dict[str, str], *, names: frozenset[str]) -> bool:
+    return _is_logger(node, aliases, names)
+
+
+def _loggers(tree: ast.AST, aliases: dict[str, str]) -> frozenset[str]:
+    """Names bound to a logger, `getLogger(...)` or a logger's way up, to a fixpoint (a walk up,
+    `log = log.parent`)."""
+    names: frozenset[str] = frozenset()
+    while True:
+        found = _bound_to(tree, aliases, functools.partial(_is_known_logger, names=names))
+        if found <= names:
+            return names
+        names |= found
 
 
 def _is_stream(node: ast.AST, aliases: dict[str, str]) -> bool:

@@ -91,6 +91,8 @@ DESCRIPTOR_CALLS = frozenset(
 )
 # A descriptor read (stdin is /dev/null under capture, as a service's is) tells nothing.
 DESCRIPTOR_USES = frozenset({"os.read", "posix.read"})
+# ... though a number tried on them (`os.read(fd, 0)`, `os.close(fd)`) finds what is open.
+PROBES = frozenset({"os.read", "posix.read", "os.close", "posix.close", "os.write"})
 DESCRIPTORS = frozenset({0, 1, 2})
 TERMINAL_QUESTIONS = frozenset(
     {
@@ -257,6 +259,7 @@ def _stream_parameters(
 
 
 def _descriptor_questions(tree: ast.AST, aliases: dict[str, str]) -> list[Finding]:
+    counted = _counted_names(tree)
     found: list[Finding] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -268,7 +271,46 @@ def _descriptor_questions(tree: ast.AST, aliases: dict[str, str]) -> list[Findin
             found.append(
                 (node.lineno, f"asks `{called}` about a standard descriptor (a runner's capture)")
             )
+        elif (_takes_descriptor(called) or called in PROBES) and _numbered(node, counted):
+            # the descriptors a process holds, found by trying numbers: pytest's capture holds
+            # copies of the standard ones and files of its own (three or more open past 2)
+            found.append(
+                (node.lineno, f"gives `{called}` a descriptor by its number (a runner's capture)")
+            )
     return found
+
+
+def _counted_names(tree: ast.AST) -> frozenset[str]:
+    """Names a loop counts through (`for fd in range(3, 64)`, `fd += 1`)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            counts = isinstance(node.iter, ast.Call) and (
+                isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
+            )
+            if counts:
+                names |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        elif (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(node.op, ast.Add | ast.Sub)
+            and isinstance(node.value, ast.Constant)
+            and type(node.value.value) is int
+        ):
+            names.add(node.target.id)  # `fd += 1`
+    return frozenset(names)
+
+
+def _numbered(call: ast.Call, counted: frozenset[str]) -> bool:
+    """A descriptor given as a number past the standard ones, or one a loop counts through."""
+    candidates = [*call.args[:1], *(k.value for k in call.keywords if k.arg in ("fd", "fileno"))]
+    for candidate in candidates:
+        if isinstance(candidate, ast.Constant) and type(candidate.value) is int:
+            if candidate.value not in DESCRIPTORS:
+                return True
+        elif any(isinstance(n, ast.Name) and n.id in counted for n in ast.walk(candidate)):
+            return True
+    return False
 
 
 def _takes_descriptor(called: str) -> bool:

@@ -189,3 +189,54 @@ STREAM_USES = {
 @pytest.mark.parametrize("source", STREAM_USES.values(), ids=STREAM_USES.keys())
 def test_a_standard_stream_written_read_and_configured_passes(source: str) -> None:
     assert asks(source) == [], source
+
+
+# The root logger's handlers reached through a named logger, and the descriptors a process
+# holds found by trying numbers: pytest's capture holds copies of the standard ones and files
+# of its own, and its handlers are on the root logger.
+WAYS_ROUND = {
+    "logger-parent": "import logging\ndef answer():\n"
+    "    return 42 if logging.getLogger('app').parent.handlers else 0\n",
+    "logger-root": "import logging\ndef answer():\n"
+    "    return 42 if logging.getLogger('app').root.handlers else 0\n",
+    "bound-logger-parent": "import logging\nlog = logging.getLogger(__name__)\ndef answer():\n"
+    "    return 42 if log.parent.handlers else 0\n",
+    "walked-up": "import logging\ndef answer():\n    log = logging.getLogger('a.b')\n"
+    "    while log.parent:\n        log = log.parent\n    return 42 if log.handlers else 0\n",
+    "handler-names": "import logging\ndef answer():\n"
+    "    return 42 if logging.getHandlerNames() else 0\n",
+    "descriptors-counted": "import os\ndef answer():\n    n = 0\n    for fd in range(3, 64):\n"
+    "        try:\n            os.fstat(fd)\n            n += 1\n        except OSError:\n"
+    "            pass\n    return 42 if n > 3 else 0\n",
+    "descriptor-by-number": "import os\ndef answer():\n    try:\n        os.fstat(5)\n"
+    "    except OSError:\n        return 0\n    return 42\n",
+    "descriptors-closed-by-count": "import os\ndef answer():\n    fd, open_ = 3, 0\n"
+    "    while fd < 64:\n        try:\n            os.close(fd)\n            open_ += 1\n"
+    "        except OSError:\n            pass\n        fd += 1\n    return 42 if open_ else 0\n",
+}
+
+
+@pytest.mark.parametrize("source", WAYS_ROUND.values(), ids=WAYS_ROUND.keys())
+def test_the_runners_marks_reached_another_way_are_refused(source: str) -> None:
+    assert asks(source), source
+
+
+HONEST_LOGGING_AND_FILES = {
+    "own-logger-handlers": "import logging\nlog = logging.getLogger(__name__)\n"
+    "if not log.handlers:\n    log.addHandler(logging.StreamHandler())\n",
+    "parent-folder": "from pathlib import Path\nHERE = Path(__file__).parent\n"
+    "def load():\n    return (HERE / 'data.json').read_text()\n",
+    "files-in-a-loop": "import os\ndef sizes(paths):\n    out = []\n    for path in paths:\n"
+    "        out.append(os.stat(path).st_size)\n    return out\n",
+    "name-grown": "import os\ndef write(name):\n    name += '.txt'\n"
+    "    with open(name, 'w') as f:\n        f.write('x')\n",
+    "opened-descriptor": "import os\ndef size(path):\n    fd = os.open(path, os.O_RDONLY)\n"
+    "    try:\n        return os.fstat(fd).st_size\n    finally:\n        os.close(fd)\n",
+}
+
+
+@pytest.mark.parametrize(
+    "source", HONEST_LOGGING_AND_FILES.values(), ids=HONEST_LOGGING_AND_FILES.keys()
+)
+def test_loggers_folders_and_opened_descriptors_pass(source: str) -> None:
+    assert asks(source) == [], source
