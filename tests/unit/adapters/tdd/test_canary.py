@@ -175,8 +175,18 @@ def test_the_plugin_freezes_the_heap_only_after_the_projects_exit_handlers(tmp_p
     (suite / "test_it.py").write_text("import late\n\n\ndef test_it():\n    assert late.PROBE\n")
     result = proc.run_contained(
         [
-            sys.executable, "-m", "pytest", "-q", "-p", canaries.module, "-p", "no:cacheprovider",
-            "--junitxml={side_channel}", "-o", "junit_family=xunit1", "test_it.py",
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            canaries.module,
+            "-p",
+            "no:cacheprovider",
+            "--junitxml={side_channel}",
+            "-o",
+            "junit_family=xunit1",
+            "test_it.py",
         ],
         cwd=suite,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{plugin.parent}:{suite}"},
