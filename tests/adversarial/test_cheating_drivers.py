@@ -155,7 +155,9 @@ CATALOG = {
     "setsid-daemon": ("seal", "tampering"),
     "exits-at-import": ("reason", "wrote no report"),
     # a whole report of its own into the report's pipe, the canaries spelled from the plugin
-    "forges-report-by-canary-names": ("seal", "canary-forged"),
+    # finds the report by trying descriptor numbers, which the static rule now refuses before
+    # the canaries see the forgery (test_junit_report_forgery.py keeps the canaries' own cases)
+    "forges-report-by-canary-names": ("seal", "tampering"),
     # production code that tells the run from production without naming the runner
     "reads-run-token": ("seal", "tampering"),
     "sees-throwaway-database": ("seal", "tampering"),

@@ -17,7 +17,7 @@ PYTHON = [sys.executable, "-c", "pass"]
 
 
 def _project(tmp_path: Path, raw: dict[str, object]) -> SimpleNamespace:
-    return SimpleNamespace(config=Config.model_validate(raw), root=tmp_path)
+    return SimpleNamespace(config=Config.model_validate(raw), root=tmp_path, env_file_name=".env")
 
 
 def test_approach_tables_override_the_driver_and_the_rest_get_names(tmp_path: Path) -> None:
