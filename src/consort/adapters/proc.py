@@ -6,6 +6,7 @@ import contextlib
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -523,11 +524,9 @@ def started_at(pid: int) -> float | None:
     ticks = _start_time(pid)
     if ticks is None:
         return None
-    try:
-        with open("/proc/stat", encoding="ascii") as handle:
-            boot = next(int(line.split()[1]) for line in handle if line.startswith("btime "))
-    except (OSError, StopIteration, ValueError):
-        return None
+    # The boot time from the clocks, not /proc/stat's `btime`: that is cut to whole seconds,
+    # which put every start up to a second early (a start time counts from boot in ticks).
+    boot = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
     return boot + int(ticks) / os.sysconf("SC_CLK_TCK")
 
 
