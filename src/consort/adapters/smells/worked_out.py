@@ -31,6 +31,8 @@ import unittest.mock
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from consort.adapters.smells.constant_result import BINARY
+from consort.adapters.smells.constant_result import COMPARE as ARITHMETIC_COMPARE
 from consort.adapters.smells.syntax import qualified_name
 
 MAX_UNKNOWNS = 3
@@ -67,24 +69,10 @@ PROBES: tuple[Any, ...] = (
     _Opaque(),
 )
 
-BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.FloorDiv: operator.floordiv,
-    ast.Div: operator.truediv,
-    ast.Mod: operator.mod,
-    ast.BitAnd: operator.and_,
-    ast.BitOr: operator.or_,
-    ast.BitXor: operator.xor,
-}
+# The operators both rules evaluate are `constant_result`'s; a check also compares by identity
+# and membership.
 COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
+    **ARITHMETIC_COMPARE,
     ast.Is: operator.is_,
     ast.IsNot: operator.is_not,
     ast.In: lambda a, b: operator.contains(b, a),
