@@ -1,6 +1,10 @@
 """The canaries of a junit runner: their language, where their file goes, and how a report
 that forged them reads."""
 
+import sys
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from consort.adapters.tdd.canary import Canaries, check_canaries, junit_canary_kind
@@ -99,9 +103,7 @@ def test_the_pytest_plugin_holds_neither_name_nor_nonce_and_reads_them_once(tmp_
     """A forger that finds the plugin file (it is on the test process's PYTHONPATH) learns
     nothing from it: the canaries' name and nonce come through a pipe the plugin empties and
     closes at import, before any module of the project's is imported."""
-    import sys
 
-    from consort.adapters import proc
     from consort.adapters.tdd.canary import fresh_canaries
 
     canaries = fresh_canaries()
@@ -120,28 +122,7 @@ def test_the_pytest_plugin_holds_neither_name_nor_nonce_and_reads_them_once(tmp_
     (suite / "test_it.py").write_text(
         "from late import peek\n\n\ndef test_it():\n    assert peek() in (b'gone', b'closed')\n"
     )
-    result = proc.run_contained(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            canaries.module,
-            "-p",
-            "no:cacheprovider",
-            "--junitxml={side_channel}",
-            "-o",
-            "junit_family=xunit1",
-            "test_it.py",
-        ],
-        cwd=suite,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{plugin.parent}:{suite}"},
-        timeout=120,
-        side_channel=True,
-        secret_input=canaries.secret,
-    )
-    check = check_canaries(parse_report_bytes(result.side_channel), canaries)
+    result, check = _run_with_canaries(suite, canaries, plugin)
     assert check.violations == (), result.output
     assert check.report.case("test_it.py::test_it").outcome.value == "passed", result.output
 
@@ -150,9 +131,7 @@ def test_the_plugin_freezes_the_heap_only_after_the_projects_exit_handlers(tmp_p
     """The interpreter's teardown, after every exit handler, does not collect again what the
     imports made (a third of a small suite's CPU time); the project's own exit handlers still
     run with the collector as it always is."""
-    import sys
 
-    from consort.adapters import proc
     from consort.adapters.tdd.canary import fresh_canaries
 
     canaries = fresh_canaries()
@@ -173,6 +152,17 @@ def test_the_plugin_freezes_the_heap_only_after_the_projects_exit_handlers(tmp_p
         "PROBE = Probe()\nMODULE = sys.modules[__name__]\n"
     )
     (suite / "test_it.py").write_text("import late\n\n\ndef test_it():\n    assert late.PROBE\n")
+    result, check = _run_with_canaries(suite, canaries, plugin)
+    assert check.violations == (), result.output
+    assert "handler frozen: 0" in result.output
+    assert "teardown frozen: 1" in result.output
+
+
+def _run_with_canaries(suite: Path, canaries: Canaries, plugin: Path) -> tuple[Any, Any]:
+    """`suite`'s test_it.py run as Consort runs a suite: the canary plugin loaded, the report
+    on the side channel, the secret through the run's input; the result and the canary check."""
+    from consort.adapters import proc
+
     result = proc.run_contained(
         [
             sys.executable,
@@ -194,7 +184,4 @@ def test_the_plugin_freezes_the_heap_only_after_the_projects_exit_handlers(tmp_p
         side_channel=True,
         secret_input=canaries.secret,
     )
-    check = check_canaries(parse_report_bytes(result.side_channel), canaries)
-    assert check.violations == (), result.output
-    assert "handler frozen: 0" in result.output
-    assert "teardown frozen: 1" in result.output
+    return result, check_canaries(parse_report_bytes(result.side_channel), canaries)
