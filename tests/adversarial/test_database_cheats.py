@@ -9,7 +9,6 @@ database of every proof is a fresh child of the story's branch database, migrate
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +16,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from tests.adversarial.store import start_store
 from tests.adversarial.test_cheating_drivers import nothing_planted, reasons, seal_rules
-from tests.helpers import MINI, TDD_AGENT, consort, events, git, ok
+from tests.helpers import MINI, TDD_AGENT, consort, events, ok
 from tests.integration.conftest import destroy_project_cluster
 from tests.integration.test_build_lane import verify_ok
 
@@ -74,26 +74,8 @@ command = {json.dumps([sys.executable, str(DB_AGENT), driver])}
 def lane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("dbcheats") / "store"
     try:
-        ok(consort("init", str(root), cwd=root.parent))
-        for stale in ("tests", "app", "migrations"):
-            subprocess.run(["git", "rm", "-rq", "--ignore-unmatch", stale], cwd=root, check=True)
-        (root / "migrate.py").write_text(MIGRATE)
-        (root / "migrations" / "versions").mkdir(parents=True, exist_ok=True)
-        (root / "migrations" / "versions" / "0000_notes.sql").write_text(NOTES)
-        (root / "tests").mkdir(exist_ok=True)
-        (root / "tests" / "__init__.py").write_text("")
-        configure(root, "noop")
-        git(root, "add", "-A")
-        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a store")
         # the branch databases are migrated by Consort from here on
-        url = ok(consort("db", "url", cwd=root)).strip()
-        subprocess.run(
-            [sys.executable, "migrate.py"],
-            cwd=root,
-            check=True,
-            env={"DATABASE_URL": url, "PATH": "/usr/bin:/bin"},
-        )
-        ok(consort("intake", "feature", "--title", "Store", cwd=root, input_text="A store."))
+        start_store(root, MIGRATE, {"0000_notes.sql": NOTES}, lambda r: configure(r, "noop"))
         result = consort("drive", cwd=root, timeout=600)
         assert result.returncode == 3, result.stdout + result.stderr  # the noop driver
         yield root

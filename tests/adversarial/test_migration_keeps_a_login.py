@@ -14,8 +14,6 @@ git, real bubblewrap, the project's own migrate script.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +21,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from tests.adversarial.store import honest_agents_but_the_driver, start_store
 from tests.adversarial.test_database_cheats import MIGRATE
 from tests.helpers import MINI, TDD_AGENT, consort, events, git, ok
 from tests.integration.conftest import destroy_project_cluster
@@ -38,43 +37,8 @@ def merged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str
     """The project after the drive that merged its story; and that drive's output."""
     root = tmp_path_factory.mktemp("login") / "store"
     try:
-        ok(consort("init", str(root), cwd=root.parent))
-        for stale in ("tests", "app", "migrations"):
-            subprocess.run(["git", "rm", "-rq", "--ignore-unmatch", stale], cwd=root, check=True)
-        (root / "migrate.py").write_text(MIGRATE)
-        (root / "migrations" / "versions").mkdir(parents=True)
-        (root / "migrations" / "versions" / ".keep").write_text("")
-        (root / "tests").mkdir()
-        (root / "tests" / "__init__.py").write_text("")
-        honest = [sys.executable, str(TDD_AGENT), str(MINI), "honest"]
         driver = [sys.executable, str(DRIVER), str(TDD_AGENT), str(MINI), PASSWORD]
-        (root / "consort.toml").write_text(
-            f"""
-[test]
-command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}
-timeout = 120
-[migrate]
-command = {json.dumps([sys.executable, "migrate.py"])}
-[gates]
-mode = "proxy"
-[agents]
-default = "command"
-command = {json.dumps(honest)}
-[agents.driver]
-adapter = "command"
-command = {json.dumps(driver)}
-"""
-        )
-        git(root, "add", "-A")
-        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a store")
-        url = ok(consort("db", "url", cwd=root)).strip()
-        subprocess.run(
-            [sys.executable, "migrate.py"],
-            cwd=root,
-            check=True,
-            env={"DATABASE_URL": url, "PATH": "/usr/bin:/bin"},
-        )
-        ok(consort("intake", "feature", "--title", "Store", cwd=root, input_text="A store."))
+        start_store(root, MIGRATE, {}, honest_agents_but_the_driver(driver))
         drive = consort("drive", cwd=root, timeout=900)
         yield root, drive.stdout + drive.stderr + f"\nexit {drive.returncode}"
     finally:
