@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -132,3 +134,43 @@ default = "command"
 command = {json.dumps(cheating)}
 """
     )
+
+
+def at_terminal(root: Path, *args: str, answer: str = "n") -> tuple[int, bytes]:
+    """`consort ARGS` on a real pseudo-terminal, answering a confirmation: its exit, its bytes."""
+    master, slave = os.openpty()
+    env = dict(os.environ, COLUMNS="200")
+    env.pop("CONSORT_TASK", None)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "consort", *args],
+        cwd=root,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen, answered = b"", False
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            if not answered and b"[y/N]" in seen:
+                os.write(master, answer.encode() + b"\n")
+                answered = True
+            if child.poll() is not None and not ready:
+                break
+        return child.wait(timeout=30), seen
+    finally:
+        os.close(master)
+        if child.poll() is None:
+            child.kill()

@@ -12,62 +12,18 @@ project: the embedded PostgreSQL, real git, real bubblewrap, a real pseudo-termi
 from __future__ import annotations
 
 import json
-import os
-import select
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import MINI, TDD_AGENT, consort, git, ok
+from tests.helpers import MINI, TDD_AGENT, at_terminal, consort, git, ok
 from tests.integration.conftest import destroy_project_cluster
 
 pytestmark = pytest.mark.integration
 
 AUTHOR = Path(__file__).with_name("disguising_spec_author.py")
-
-
-def _at_terminal(root: Path, *args: str, answer: str = "n") -> tuple[int, bytes]:
-    """`consort ARGS` on a real pseudo-terminal, answering a confirmation: its exit, its bytes."""
-    master, slave = os.openpty()
-    env = dict(os.environ, COLUMNS="200")
-    env.pop("CONSORT_TASK", None)
-    child = subprocess.Popen(
-        [sys.executable, "-m", "consort", *args],
-        cwd=root,
-        env=env,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-    )
-    os.close(slave)
-    seen, answered = b"", False
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:  # EIO: the child closed the terminal
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-            if not answered and b"[y/N]" in seen:
-                os.write(master, answer.encode() + b"\n")
-                answered = True
-            if child.poll() is not None and not ready:
-                break
-        return child.wait(timeout=30), seen
-    finally:
-        os.close(master)
-        if child.poll() is None:
-            child.kill()
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +63,7 @@ def test_the_spec_holds_the_disguise(at_the_gate: Path) -> None:
 
 
 def test_the_gate_question_shows_the_criterion_as_it_is(at_the_gate: Path) -> None:
-    code, seen = _at_terminal(at_the_gate, "approve", "design", "F1")
+    code, seen = at_terminal(at_the_gate, "approve", "design", "F1")
     assert code != 0  # answered no: nothing is recorded
     assert b"[y/N]" in seen, seen
     assert b"\x1b[2K" not in seen and b"41\r" not in seen, seen

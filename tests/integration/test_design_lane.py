@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -24,7 +23,7 @@ import pytest
 
 from consort.core.artifacts.canonical import artifact_hash
 from consort.core.ledger import Event, EventType, Ledger, ledger_path
-from tests.helpers import consort, processes_naming
+from tests.helpers import at_terminal, consort, processes_naming
 from tests.integration.conftest import destroy_project_cluster
 
 pytestmark = pytest.mark.integration
@@ -314,39 +313,8 @@ def approve_at_terminal(
     root: Path, key: str, answer: str = "y", note: str | None = None, *, gate: str = "design"
 ) -> tuple[int, str]:
     """`consort approve GATE KEY` on a real pseudo-terminal, answering the confirmation."""
-    master, slave = os.openpty()
-    env = dict(os.environ, COLUMNS="200")
-    env.pop("CONSORT_TASK", None)
-    argv = [sys.executable, "-m", "consort", "approve", gate, key]
-    argv += ["--note", note] if note else []
-    child = subprocess.Popen(
-        argv, cwd=root, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
-    )
-    os.close(slave)
-    seen = b""
-    answered = False
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:  # EIO: the child closed the terminal
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-            if not answered and b"[y/N]" in seen:
-                os.write(master, answer.encode() + b"\n")
-                answered = True
-            if child.poll() is not None and not ready:
-                break
-        code = child.wait(timeout=30)
-    finally:
-        os.close(master)
-        if child.poll() is None:
-            child.kill()
+    args = ["approve", gate, key] + (["--note", note] if note else [])
+    code, seen = at_terminal(root, *args, answer=answer)
     return code, flat(seen.decode("utf-8", "replace"))
 
 
