@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import MINI, TDD_AGENT, at_terminal, consort, git, ok
+from tests.helpers import MINI, TDD_AGENT, at_terminal, consort, ok, start_mini_project
 from tests.integration.conftest import destroy_project_cluster
 
 pytestmark = pytest.mark.integration
@@ -30,11 +30,9 @@ AUTHOR = Path(__file__).with_name("disguising_spec_author.py")
 def at_the_gate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("disguise") / "shop"
     try:
-        ok(consort("init", str(root), cwd=root.parent))
         honest = [sys.executable, str(TDD_AGENT), str(MINI), "honest"]
         author = [sys.executable, str(AUTHOR), str(TDD_AGENT), str(MINI)]
-        (root / "consort.toml").write_text(
-            f"""
+        config = f"""
 [test]
 command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}
 [migrate]
@@ -46,10 +44,7 @@ command = {json.dumps(honest)}
 adapter = "command"
 command = {json.dumps(author)}
 """
-        )
-        git(root, "add", "consort.toml")
-        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
-        ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+        start_mini_project(root, lambda at: (at / "consort.toml").write_text(config))
         ok(consort("drive", "--until", "design", cwd=root, timeout=600))
         yield root
     finally:

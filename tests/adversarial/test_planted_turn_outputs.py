@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import MINI, TDD_AGENT, consort, git, ok
+from tests.helpers import MINI, TDD_AGENT, consort, git, ok, start_mini_project
 from tests.integration.conftest import destroy_project_cluster
 
 pytestmark = pytest.mark.integration
@@ -31,12 +31,10 @@ AUTHOR = Path(__file__).with_name("planting_spec_author.py")
 def promoted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("planted") / "shop"
     try:
-        ok(consort("init", str(root), cwd=root.parent))
         honest = [sys.executable, str(TDD_AGENT), str(MINI), "honest"]
         author = [sys.executable, str(AUTHOR), str(TDD_AGENT), str(MINI)]
         server = [sys.executable, "-m", "http.server", "{port}", "--bind", "127.0.0.1"]
-        (root / "consort.toml").write_text(
-            f"""
+        config = f"""
 [test]
 command = {json.dumps([sys.executable, "-m", "pytest", "-q"])}
 [migrate]
@@ -53,10 +51,7 @@ command = {json.dumps(honest)}
 adapter = "command"
 command = {json.dumps(author)}
 """
-        )
-        git(root, "add", "consort.toml")
-        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "configure")
-        ok(consort("intake", "feature", "--title", "Counter", cwd=root, input_text="A counter."))
+        start_mini_project(root, lambda at: (at / "consort.toml").write_text(config))
         drive = consort("drive", cwd=root, timeout=1200)
         assert drive.returncode == 0, drive.stdout + drive.stderr
         assert "evidence committed" in drive.stdout + drive.stderr
