@@ -42,6 +42,19 @@ COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
 }
+
+
+def unary(op: ast.unaryop, operand: Any) -> Any:
+    """`op` applied to an operand already evaluated."""
+    if isinstance(op, ast.Not):
+        return not operand
+    if isinstance(op, ast.USub):
+        return -operand
+    if isinstance(op, ast.UAdd):
+        return +operand
+    return ~operand
+
+
 CALLS: dict[str, Callable[..., Any]] = {
     "abs": abs,
     "min": min,
@@ -195,14 +208,7 @@ def _evaluate(node: ast.expr, scope: _Scope) -> Any:  # noqa: PLR0911, PLR0912 -
             raise _Unknown
         return function(left, right)
     if isinstance(node, ast.UnaryOp):
-        operand = _evaluate(node.operand, scope)
-        if isinstance(node.op, ast.Not):
-            return not operand
-        if isinstance(node.op, ast.USub):
-            return -operand
-        if isinstance(node.op, ast.UAdd):
-            return +operand
-        return ~operand
+        return unary(node.op, _evaluate(node.operand, scope))
     if isinstance(node, ast.BoolOp):
         values = [_evaluate(v, scope) for v in node.values]
         if isinstance(node.op, ast.And):

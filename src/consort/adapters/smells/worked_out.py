@@ -31,7 +31,7 @@ import unittest.mock
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from consort.adapters.smells.constant_result import BINARY
+from consort.adapters.smells.constant_result import BINARY, unary
 from consort.adapters.smells.constant_result import COMPARE as ARITHMETIC_COMPARE
 from consort.adapters.smells.syntax import qualified_name
 
@@ -308,14 +308,7 @@ def _evaluate(node: ast.expr, scope: _Scope) -> Any:  # noqa: PLR0911, PLR0912 -
     if isinstance(node, ast.BinOp):
         return _binary(node, _evaluate(node.left, scope), _evaluate(node.right, scope))
     if isinstance(node, ast.UnaryOp):
-        operand = _evaluate(node.operand, scope)
-        if isinstance(node.op, ast.Not):
-            return not operand
-        if isinstance(node.op, ast.USub):
-            return -operand
-        if isinstance(node.op, ast.UAdd):
-            return +operand
-        return ~operand
+        return unary(node.op, _evaluate(node.operand, scope))
     if isinstance(node, ast.BoolOp):
         result: Any = None
         for value in node.values:
