@@ -152,6 +152,11 @@ def install() -> Timings:
     wrap, context = timings.wrap, timings.wrap_context
     # processes
     wrap(runner, "run_boxed", _process_kind)
+    # newer versions start a run's test process on a thread of its own, beside its migrations:
+    # what the run waits for it, after them, is the main thread's
+    suite = getattr(runner, "SuiteProcess", None)
+    if suite is not None:
+        wrap(suite, "result", "sandboxed test process, after its migrations (bwrap + pytest)")
     wrap(proc, "run", _subprocess_kind)
     wrap(proc, "run_binary", _subprocess_kind)
     context(proc, "background", "deploy: app start (sandboxed)", "deploy: app stop")

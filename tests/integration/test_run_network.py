@@ -12,9 +12,13 @@ import json
 import socket
 import sys
 import textwrap
+import threading
+import time
 import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -205,3 +209,100 @@ def test_doctor_says_whether_runs_are_network_isolated(tmp_path: Path) -> None:
     )
     assert said[("off", None)][0] is CheckState.WARN
     assert "not sandboxed" in said[("off", None)][1]
+
+
+# Connects once the host may look: `connecting` is written just before the connection is made.
+HELD_PROBE = textwrap.dedent(
+    """
+    import pathlib, sys
+    import psycopg
+    pathlib.Path("connecting").write_text("now")
+    try:
+        with psycopg.connect(sys.argv[1], connect_timeout=120) as conn:
+            started = conn.execute(
+                "SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+            ).fetchone()[0]
+            marks = conn.execute("SELECT count(*) FROM held_mark").fetchone()[0]
+        print("backend_start=" + started)
+        print(f"marks={marks}")
+    except psycopg.Error as exc:
+        print("failed=" + " ".join(str(exc).split()))
+    """
+)
+
+
+class HeldProbe:
+    """HELD_PROBE started in a sandbox whose gate is held, running in a thread of its own."""
+
+    def __init__(self, project: Project, export: Path, url: str, opened: ExitStack) -> None:
+        (export / "probe.py").write_text(HELD_PROBE)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(export / "home"), "DATABASE_URL": url}
+        argv = [sys.executable, "probe.py", url]
+        self.boxed = opened.enter_context(
+            run_sandbox(project).boxed(argv, database=url, workdir=export, env=env, held=True)
+        )
+        assert self.boxed.holds
+        self.done: list[proc.Contained] = []
+        self.thread = threading.Thread(
+            target=lambda: self.done.append(
+                proc.run_contained(self.boxed.argv, cwd=export, env=env, timeout=300)
+            ),
+            daemon=True,
+        )
+        self.thread.start()
+        for _ in range(3000):  # up to 5 minutes: a loaded machine starts a sandbox late
+            if (export / "connecting").exists():
+                return
+            time.sleep(0.1)
+        raise AssertionError("the probe never started")
+
+    def said(self) -> dict[str, str]:
+        self.thread.join(300)
+        output = self.done[0].output
+        return dict(line.split("=", 1) for line in output.splitlines() if "=" in line)
+
+
+def test_a_held_gate_carries_a_connection_only_once_released(
+    tmp_path: Path, databases: dict[str, str]
+) -> None:
+    """What the held process sends waits for the release: its session begins after it, and it
+    sees what was made in the database before it."""
+    project = _project(tmp_path, "on", None)
+    export = tmp_path / "export"
+    export.mkdir()
+    owner = urlsplit(databases["run"]).username
+    with ExitStack() as opened:
+        probe = HeldProbe(project, export, databases["run"], opened)
+        with psycopg.connect(databases["superuser"], autocommit=True) as conn:
+            conn.execute(f"CREATE TABLE held_mark (id int); ALTER TABLE held_mark OWNER TO {owner}")
+            conn.execute("INSERT INTO held_mark VALUES (1), (2)")
+            released = conn.execute("SELECT clock_timestamp()").fetchone()
+        probe.boxed.release()
+        said = probe.said()
+    assert "backend_start" in said, said
+    with psycopg.connect(databases["superuser"]) as conn:
+        started = conn.execute("SELECT %s::timestamptz", (said["backend_start"],)).fetchone()
+        conn.execute("DROP TABLE held_mark")
+        conn.commit()
+    assert released is not None and started is not None
+    assert started[0] >= released[0], (started, released)
+    assert said["marks"] == "2"
+
+
+def test_closing_a_held_gate_ends_its_connections_uncarried(
+    tmp_path: Path, databases: dict[str, str]
+) -> None:
+    """A run stopped before its release (its migrations failed) never reached its database."""
+    project = _project(tmp_path, "on", None)
+    export = tmp_path / "export"
+    export.mkdir()
+    user = urlsplit(databases["run"]).username
+    with ExitStack() as opened:
+        probe = HeldProbe(project, export, databases["run"], opened)
+    said = probe.said()
+    assert "failed" in said and "backend_start" not in said, said
+    with psycopg.connect(databases["superuser"]) as conn:
+        sessions = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE usename = %s", (user,)
+        ).fetchone()
+    assert sessions == (0,)

@@ -209,6 +209,29 @@ class Contained:
     output_held: bool  # something still held the output open after the grace
 
 
+class Stop:
+    """A contained run another thread may end early (`run_contained(stop=...)`): `stop()`
+    ends it as its timeout would, at once."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+        self.stopped = False
+
+    def fileno(self) -> int:
+        """Readable once `stop()` was called: a run waits on it beside its process."""
+        return self._read
+
+    def stop(self) -> None:
+        if not self.stopped:
+            self.stopped = True
+            os.write(self._write, b"x")
+
+    def close(self) -> None:
+        for fd in (self._read, self._write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 def run_contained(
     argv: Sequence[str | os.PathLike[str]],
     *,
@@ -219,6 +242,7 @@ def run_contained(
     side_channel: bool = False,
     secret_input: bytes | None = None,
     reap: bool = False,
+    stop: Stop | None = None,
 ) -> Contained:
     """Run argv in a session of its own and end everything it started when it ends.
 
@@ -234,7 +258,8 @@ def run_contained(
     project's) takes them, and whoever looks later finds an empty, closed pipe.
     With `reap` (a run outside any sandbox, whose PID namespace would end them), the processes
     it started are also found by their ancestry (`adapters.reaper`): one that left the session
-    and the token behind is ended too, and counted as escaped.
+    and the token behind is ended too, and counted as escaped. With `stop`, another thread may
+    end the run before its timeout (`Stop.stop`): it ends as a timed-out run.
     """
     import secrets
 
@@ -252,6 +277,7 @@ def run_contained(
             grace=grace,
             side_channel=side_channel,
             secret_input=secret_input,
+            stop=stop,
         )
 
 
@@ -266,6 +292,7 @@ def _run_contained(  # noqa: PLR0912 -- one process's whole life
     grace: float,
     side_channel: bool,
     secret_input: bytes | None,
+    stop: Stop | None,
 ) -> Contained:
     import time
 
@@ -307,7 +334,7 @@ def _run_contained(  # noqa: PLR0912 -- one process's whole life
         readers.append(threading.Thread(target=_drain, args=(side_read, report), daemon=True))
     for reader in readers:
         reader.start()
-    timed_out = not _exits_within(child, timeout)
+    timed_out = not _exits_within(child, timeout, stop)
     leftovers, escaped = _end_run(child.pid, token, born)
     if timed_out:
         child.wait()
@@ -339,8 +366,9 @@ def _run_contained(  # noqa: PLR0912 -- one process's whole life
     )
 
 
-def _exits_within(child: subprocess.Popen[bytes], timeout: float) -> bool:
-    """Wait until `child` exits (True, and it is reaped) or `timeout` passes (False).
+def _exits_within(child: subprocess.Popen[bytes], timeout: float, stop: Stop | None = None) -> bool:
+    """Wait until `child` exits (True, and it is reaped) or `timeout` passes or `stop` is
+    called (False).
 
     `Popen.wait(timeout)` polls, sleeping up to 50 ms between looks: a run would end that much
     after its process did. A pidfd (Linux 5.3) becomes readable the moment the process exits."""
@@ -349,20 +377,37 @@ def _exits_within(child: subprocess.Popen[bytes], timeout: float) -> bool:
     try:
         fd = os.pidfd_open(child.pid)
     except (AttributeError, OSError):  # an older kernel, or reaped already
-        try:
-            child.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
+        return _polled_exit(child, timeout, stop)
     try:
         poller = select.poll()
         poller.register(fd, select.POLLIN)
-        if not poller.poll(max(0, int(timeout * 1000))):
+        if stop is not None:
+            poller.register(stop.fileno(), select.POLLIN)
+        ready = poller.poll(max(0, int(timeout * 1000)))
+        if not ready or any(which != fd for which, _ in ready):
             return False
     finally:
         os.close(fd)
     child.wait()
     return True
+
+
+def _polled_exit(child: subprocess.Popen[bytes], timeout: float, stop: Stop | None) -> bool:
+    """`_exits_within` without a pidfd: Popen's polling, in short waits where a `stop` may
+    come."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while stop is None or not stop.stopped:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            child.wait(timeout=left if stop is None else min(left, 0.05))
+        except subprocess.TimeoutExpired:
+            continue
+        return True
+    return False
 
 
 def _secret_pipe(data: bytes) -> int:

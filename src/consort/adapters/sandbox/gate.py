@@ -12,6 +12,12 @@ superuser's included) is refused with a FATAL error the run's output shows, and 
 TLS is declined (the server's "N"): the start-up message must be read, and the only hop in
 clear is loopback inside the machine, from the sandbox to Consort. A cancel request (which
 carries no login, only a backend's secret key) is carried as it is.
+
+A gate opened `held` admits connections (their start-up messages are read and judged at once)
+but carries none to the server until `release()`: a run's test process may start, and import
+its code, while the run's migrations are still being applied and read back; whatever it sends
+the database waits until the child is migrated and judged, as if it had started afterwards.
+Closing a held gate ends the connections it held without carrying them.
 """
 
 from __future__ import annotations
@@ -51,7 +57,15 @@ class _Closed(Exception):
 class Gate:
     """Serves `socket_path` while open; every connection goes to `server` or nowhere."""
 
-    def __init__(self, folder: Path, server: tuple[str, int], database: str, user: str) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        server: tuple[str, int],
+        database: str,
+        user: str,
+        *,
+        held: bool = False,
+    ) -> None:
         self.socket_path = folder / SOCKET_NAME
         self._server = server
         self._database = database
@@ -59,13 +73,23 @@ class Gate:
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
         self.refused: list[Refusal] = []
+        self._released = threading.Event()
+        self._closed = False
+        if not held:
+            self._released.set()
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(str(self.socket_path))
         self._listener.listen(128)
         self._thread = threading.Thread(target=self._serve, daemon=True, name="consort-gate")
         self._thread.start()
 
+    def release(self) -> None:
+        """Carry the connections held so far, and every later one, to the server."""
+        self._released.set()
+
     def close(self) -> None:
+        self._closed = True
+        self._released.set()  # wakes the held connections, which now end uncarried
         with contextlib.suppress(OSError):
             self._listener.shutdown(socket.SHUT_RDWR)  # wakes the accept
         self._listener.close()
@@ -102,6 +126,10 @@ class Gate:
             self._untrack(client)
             return
         if first is None:
+            self._untrack(client)
+            return
+        self._released.wait()
+        if self._closed:
             self._untrack(client)
             return
         try:
@@ -204,11 +232,14 @@ def _pump(source: socket.socket, target: socket.socket) -> None:
 
 
 @contextlib.contextmanager
-def opened_gate(server: tuple[str, int], database: str, user: str) -> Iterator[Gate]:
-    """A gate in a fresh folder only Consort's user can enter, closed and removed after."""
+def opened_gate(
+    server: tuple[str, int], database: str, user: str, *, held: bool = False
+) -> Iterator[Gate]:
+    """A gate in a fresh folder only Consort's user can enter, closed and removed after;
+    `held`: carrying nothing until `Gate.release`."""
     folder = Path(tempfile.mkdtemp(prefix="consort-gate-"))
     try:
-        gate = Gate(folder, server, database, user)
+        gate = Gate(folder, server, database, user, held=held)
         try:
             yield gate
         finally:

@@ -86,10 +86,12 @@ class RunSandbox:
         env: Mapping[str, str],
         writable: Sequence[Path] = (),
         read_only: Sequence[Path] = (),
+        held: bool = False,
     ) -> Iterator[BoxedRun]:
         """argv as it runs against the database URL `database`, for the `with` block's time:
         network-isolated, with only that database reachable, where the run is sandboxed and
-        its network is not the host's; else as `wrap` makes it."""
+        its network is not the host's; else as `wrap` makes it. `held`: its connections wait
+        for `BoxedRun.release` (only where there is a gate: see `BoxedRun.holds`)."""
         server = _loopback_server(database)
         if not self.network_isolated or server is None:
             yield BoxedRun(
@@ -99,7 +101,7 @@ class RunSandbox:
             return
         parts = urlsplit(database)
         name, user = parts.path.lstrip("/"), parts.username or ""
-        with opened_gate(server, unquote(name), unquote(user)) as gate:
+        with opened_gate(server, unquote(name), unquote(user), held=held) as gate:
             folder = gate.socket_path.parent
             # run from the gate's folder: Consort's own files may be hidden from the run
             script = Path(shutil.copy(bridge.__file__, folder / "bridge.py"))
@@ -134,6 +136,17 @@ class BoxedRun:
     @property
     def refused(self) -> tuple[Refusal, ...]:
         return () if self.gate is None else tuple(self.gate.refused)
+
+    @property
+    def holds(self) -> bool:
+        """Whether its connections can be held back (it has a gate)."""
+        return self.gate is not None
+
+    def release(self) -> None:
+        """Let its connections through to the database (they went through already when it
+        has no gate, or was not opened `held`)."""
+        if self.gate is not None:
+            self.gate.release()
 
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost"})

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from consort.adapters import proc
 from consort.adapters.db.branching import BranchDatabases, Ephemeral, sessions_of
@@ -40,6 +40,7 @@ from consort.adapters.db.migration_trace import (
 )
 from consort.adapters.sandbox.gate import Refusal
 from consort.adapters.smells.tamper import is_migration
+from consort.adapters.tdd.alongside import SuiteProcess
 from consort.adapters.tdd.canary import check_canaries, fresh_canaries
 from consort.adapters.tdd.export import Export, exported
 from consort.adapters.tdd.installed import installed_among, project_modules
@@ -379,6 +380,8 @@ class SealedRun:
         self.report_bytes = b""
         self.database = ""
         self.sessions = -1  # sessions the suite opened on its child; -1: not measured
+        # the child's session count as its test process started (None: counted at its release)
+        self.sessions_before: int | None = None
         # the migrate command exited 0 without one session on its child: the suite is not run
         self.migrate_unused = False
         # broken while it ran: a process that escaped, what the migrations left in the child
@@ -414,14 +417,21 @@ class SealedRun:
         migrations added on top; its tests run on that child."""
         self.sources = tuple(paths)
         with tempfile.TemporaryDirectory(prefix="consort-seal-") as private:
-            with self.dbs.ephemeral(parent_database) as child:
+            with self.dbs.ephemeral(parent_database) as child, contextlib.ExitStack() as early:
+                # the suite starts beside the migrations, held back from the child until
+                # they are judged (`alongside`); stopped unread if its turn never comes
+                suite = self._start_tests(child, tree, Path(private), paths, alongside=True)
+                if suite is not None:
+                    early.callback(suite.cancel)
                 found = self._migrate_candidate(child, tree)
                 if found is None:
                     return
                 if not (baseline is not None and any(v.rule in REPLAYABLE for v in found)):
                     self.run_violations += found
                     if not self.migrate_unused:
-                        self._test(child, tree, Path(private), paths, then)
+                        if suite is None:
+                            suite = self._start_tests(child, tree, Path(private), paths)
+                        self._finish_tests(suite, child, tree, then)
                     return
             with baseline() as base, self.dbs.ephemeral(parent_database) as child:
                 replayed = self._migrate_baseline(child, base.root)
@@ -431,7 +441,8 @@ class SealedRun:
                 # the baseline's migrations failing here leaves nothing to tell apart
                 self.run_violations += again if replayed is not None else found
                 if not self.migrate_unused:
-                    self._test(child, tree, Path(private), paths, then)
+                    suite = self._start_tests(child, tree, Path(private), paths)
+                    self._finish_tests(suite, child, tree, then)
 
     def _migrate_candidate(
         self,
@@ -500,48 +511,116 @@ class SealedRun:
         with self.dbs.backend.admin(child.database) as conn:
             return DatabaseState.read(conn), table_writes(conn)
 
-    def _test(
+    @overload
+    def _start_tests(
         self,
         child: Ephemeral,
         tree: Path,
         private: Path,
         paths: Iterable[str],
-        then: Callable[[Ephemeral, Path], None] | None,
-    ) -> None:
-        """Run the test command of `tree` against the migrated `child`."""
+        *,
+        alongside: Literal[False] = False,
+    ) -> SuiteProcess: ...
+
+    @overload
+    def _start_tests(
+        self,
+        child: Ephemeral,
+        tree: Path,
+        private: Path,
+        paths: Iterable[str],
+        *,
+        alongside: Literal[True],
+    ) -> SuiteProcess | None: ...
+
+    def _start_tests(
+        self,
+        child: Ephemeral,
+        tree: Path,
+        private: Path,
+        paths: Iterable[str],
+        *,
+        alongside: bool = False,
+    ) -> SuiteProcess | None:
+        """Start the test command of `tree` against `child`, held back from it until
+        `_finish_tests`. `alongside` (the migrations have not run yet): None where it cannot
+        start before them, as a run without a gate to hold its connections, or a junit
+        runner's whose canary test file goes into the export the migrations also see."""
         config = self.project.config
-        before = sessions_of(self.dbs.backend, child.database, using=child.admin)
         folder = workdir(tree, config.test)
         invocation = test_invocation(config.test, child.url, folder, private, self.canaries.module)
+        canary_file = invocation.canaries and invocation.runner is RunnerKind.JUNIT
+        if alongside and canary_file:
+            return None
+        opened = contextlib.ExitStack()
+        # Consort's plugin folder and its pytest.ini are read, never written, by the run.
+        boxed = opened.enter_context(
+            self.box.boxed(
+                invocation.argv,
+                database=child.url,
+                workdir=folder,
+                env=invocation.env,
+                writable=[tree, *invocation.writable],
+                read_only=[*([private] if invocation.pipe else []), *self._frozen_in(tree)],
+                held=True,
+            )
+        )
+        if alongside and not boxed.holds:
+            opened.close()
+            return None
         self.invocation = invocation
-        if invocation.canaries and invocation.runner is RunnerKind.JUNIT:
+        if canary_file:
             self.canary_file = self.canaries.site(paths, config.test.cwd)
             self.canaries.write_test_file(tree, self.canary_file, invocation.canary_kind)
         elif invocation.canaries:
             self.canaries.write_plugin(invocation.plugins)
+        # without a gate the process reaches the child as soon as it starts: count from here
+        self.sessions_before = (
+            None
+            if boxed.holds
+            else sessions_of(self.dbs.backend, child.database, using=child.admin)
+        )
         crash_point("run.tests")
-        test_started = time.monotonic()
-        # Consort's plugin folder and its pytest.ini are read, never written, by the run.
-        with self.box.boxed(
-            invocation.argv,
-            database=child.url,
-            workdir=folder,
-            env=invocation.env,
-            writable=[tree, *invocation.writable],
-            read_only=[*([private] if invocation.pipe else []), *self._frozen_in(tree)],
-        ) as boxed:
-            result = run_boxed(
+
+        def launch(stop: proc.Stop, timeout: float) -> proc.Contained:
+            return run_boxed(
                 boxed.argv,
                 folder,
                 invocation.env,
-                config.test.timeout,
+                timeout,
                 side_channel=invocation.pipe,
                 secret_input=(
                     self.canaries.secret if invocation.pipe and invocation.canaries else None
                 ),
                 sandboxed=self.box.sandboxed,
+                stop=stop,
             )
-        self.run_violations += unreachable_databases(boxed.refused, "test process")
+
+        return SuiteProcess(boxed, opened, launch, config.test.timeout + MIGRATE_TIMEOUT_S)
+
+    def _finish_tests(
+        self,
+        suite: SuiteProcess,
+        child: Ephemeral,
+        tree: Path,
+        then: Callable[[Ephemeral, Path], None] | None,
+    ) -> None:
+        """Let the test process started by `_start_tests` reach the migrated `child`, and read
+        what it did."""
+        config = self.project.config
+        invocation = self.invocation
+        if invocation is None:  # set by `_start_tests`, which made `suite`
+            raise RuntimeError("a test process was started without its invocation")
+        try:
+            before = self.sessions_before
+            if before is None:
+                before = sessions_of(self.dbs.backend, child.database, using=child.admin)
+            suite.release()
+            test_started = time.monotonic()
+            result = suite.result(config.test.timeout)
+        finally:
+            suite.cancel()  # nothing left to stop once it gave its result
+        self.run_violations += unreachable_databases(suite.boxed.refused, "test process")
         self.test_seconds = time.monotonic() - test_started
         self._log("tests", result)
         self.timed_out = result.timed_out
@@ -914,11 +993,13 @@ def run_boxed(
     side_channel: bool = False,
     secret_input: bytes | None = None,
     sandboxed: bool = True,
+    stop: proc.Stop | None = None,
 ) -> proc.Contained:
     """Run one of the project's commands, already wrapped by its `RunSandbox`, the way every run
     does: contained (every process it starts ends with it: by its PID namespace when
     `sandboxed`, else by its ancestry too), output held open by a leftover process waited for
-    `OUTPUT_GRACE_S` at most. A program that does not exist is exit 127."""
+    `OUTPUT_GRACE_S` at most; `stop` may end it early, as its timeout would. A program that
+    does not exist is exit 127."""
     try:
         return proc.run_contained(
             argv,
@@ -929,6 +1010,7 @@ def run_boxed(
             side_channel=side_channel,
             secret_input=secret_input,
             reap=not sandboxed,
+            stop=stop,
         )
     except ConsortError as exc:  # the program does not exist
         return proc.Contained(tuple(argv), 127, exc.message, b"", False, 0, 0, False)
