@@ -1,0 +1,108 @@
+"""A run's test process starts beside its migrations (`adapters/tdd/alongside.py`): a suite
+that finishes first, or that reaches for its database at once, gets nothing from it.
+
+Each migration here waits until the suite has been imported (a file the suite's module writes
+into the export at once), so the two provably run at the same time, whatever the machine's
+speed. A migration that then fails leaves no result of the suite's, though its test passed
+without the database; one that succeeds is seen whole by a suite that connected while it ran.
+
+Real parts: `consort init --template python-fastapi` (Alembic), the embedded PostgreSQL, the
+sealed runner in its sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from consort.adapters.paired import PairedBranches
+from consort.adapters.sandbox.bwrap import support
+from consort.adapters.tdd.runner import run_suite
+from consort.core.project import Project
+from tests.integration.test_migrate_left_out import _commit, shop  # the Alembic project
+
+__all__ = ["shop"]
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not support().available, reason="bubblewrap cannot make a sandbox here"),
+]
+
+# Waits for the suite's flag, then does what `{then}` says.
+WAITING_MIGRATION = '''"""waits for the suite"""
+
+import pathlib
+import time
+
+from alembic import op
+
+revision = "0001"
+down_revision = None
+
+
+def upgrade() -> None:
+    flag = pathlib.Path(__file__).resolve().parents[2] / "suite-imported"
+    for _ in range(1200):
+        if flag.exists():
+            break
+        time.sleep(0.1)
+    print("the suite had started" if flag.exists() else "the suite never started")
+    {then}
+
+
+def downgrade() -> None:
+    pass
+'''
+
+SUITE = """import os
+import pathlib
+
+import psycopg
+
+pathlib.Path(__file__).resolve().parents[1].joinpath("suite-imported").write_text("yes")
+EARLY = psycopg.connect(os.environ["DATABASE_URL"], connect_timeout=300)  # held until judged
+
+
+def test_passes_without_the_database():
+    assert True
+
+
+def test_the_table_the_migration_made_is_there():
+    found = EARLY.execute("SELECT to_regclass('beside_mark')::text").fetchone()[0]
+    assert found == "beside_mark"
+"""
+
+
+def _run(shop: Path, then: str) -> tuple[object, str]:
+    files = {
+        "migrations/versions/0001_waits.py": WAITING_MIGRATION.format(then=then),
+        "tests/test_beside.py": SUITE,
+    }
+    commit = _commit(shop, files, "a migration that waits for the suite")
+    project = Project(shop)
+    paired = PairedBranches(project)
+    evidence, _ = run_suite(
+        project, paired.dbs, shop, paired.names("main").database, commit, label="beside"
+    )
+    migrated = (project.layout.runs / evidence.run / "migrate.out").read_text()
+    return evidence, migrated
+
+
+def test_a_suite_whose_migrations_failed_has_no_result(shop: Path) -> None:
+    evidence, migrated = _run(shop, 'raise RuntimeError("this migration fails")')
+    assert "the suite had started" in migrated  # they ran side by side
+    assert evidence.migrate_exit not in (None, 0)  # type: ignore[attr-defined]
+    assert evidence.exit_code is None  # type: ignore[attr-defined]
+    assert evidence.tests == () and evidence.passing == ()  # type: ignore[attr-defined]
+    assert evidence.report_sha256 is None  # type: ignore[attr-defined]
+    assert any("migrate command exited" in p for p in evidence.problems)  # type: ignore[attr-defined]
+
+
+def test_a_suite_that_connected_while_its_migrations_ran_sees_them_whole(shop: Path) -> None:
+    evidence, migrated = _run(shop, 'op.execute("CREATE TABLE beside_mark (id integer)")')
+    assert "the suite had started" in migrated
+    assert evidence.migrate_exit == 0, evidence.output_tail  # type: ignore[attr-defined]
+    passing = set(evidence.passing)  # type: ignore[attr-defined]
+    assert any("test_the_table_the_migration_made_is_there" in t for t in passing), evidence
+    assert any("test_passes_without_the_database" in t for t in passing), evidence
+    assert evidence.sessions >= 1  # type: ignore[attr-defined]
