@@ -11,6 +11,7 @@ sealed runner in its sandbox."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,78 @@ def test_a_suite_that_connected_while_its_migrations_ran_sees_them_whole(shop: P
     assert any("test_the_table_the_migration_made_is_there" in t for t in passing), evidence
     assert any("test_passes_without_the_database" in t for t in passing), evidence
     assert evidence.sessions >= 1  # type: ignore[attr-defined]
+
+
+# The accepted history: a lookup table and its rows. A candidate's migrations that write rows
+# are refused, so a run whose baseline wrote these starts again on a fresh child migrated by the
+# baseline first: the suite started beside the first child's migrations is stopped there. Where
+# the suite is part of the export (the candidate's), the migration waits for it, as above.
+SEEDING_MIGRATION = '''"""kinds, with their rows"""
+
+import pathlib
+import time
+
+from alembic import op
+
+revision = "0001"
+down_revision = None
+
+
+def upgrade() -> None:
+    root = pathlib.Path(__file__).resolve().parents[2]
+    if (root / "tests" / "test_canaries_kept.py").exists():
+        for _ in range(1200):
+            if (root / "suite-imported").exists():
+                break
+            time.sleep(0.1)
+    op.execute("CREATE TABLE kinds (code text PRIMARY KEY)")
+    op.execute("INSERT INTO kinds VALUES ('bolt'), ('nut')")
+
+
+def downgrade() -> None:
+    pass
+'''
+
+# Keeps the canary nonce of every test process that imported it in the export; its one test
+# fails to show them.
+NONCE_KEEPER = """import pathlib
+import sys
+
+root = pathlib.Path(__file__).resolve().parents[1]
+mine = [m._NONCE for m in list(sys.modules.values()) if hasattr(m, "_NONCE")]
+kept = root / "nonces"
+kept.write_text((kept.read_text() if kept.exists() else "") + "".join(n + "\\n" for n in mine))
+(root / "suite-imported").write_text("yes")
+SEEN = ",".join(kept.read_text().split())
+
+
+def test_shows_the_nonces():
+    assert False, "nonces=" + SEEN + "."
+"""
+
+
+def test_a_run_started_again_gives_its_suite_canaries_the_stopped_one_never_saw(
+    shop: Path,
+) -> None:
+    """The suite stopped on the first child could leave what it was given in the export; the
+    suite run on the second child gets canaries of its own."""
+    baseline = _commit(shop, {"migrations/versions/0001_kinds.py": SEEDING_MIGRATION}, "kinds")
+    candidate = _commit(shop, {"tests/test_canaries_kept.py": NONCE_KEEPER}, "a test")
+    project = Project(shop)
+    paired = PairedBranches(project)
+    evidence, _ = run_suite(
+        project,
+        paired.dbs,
+        shop,
+        paired.names("main").database,
+        candidate,
+        label="again",
+        baseline=baseline,
+        tests_may_change=True,
+    )
+    out = (project.layout.runs / evidence.run / "tests.out").read_text()
+    said = re.findall(r"nonces=([0-9a-f,]+)\.", out)
+    assert said, out
+    nonces = said[-1].split(",")
+    assert len(nonces) == 2, nonces  # the stopped suite's, then the second suite's
+    assert nonces[0] != nonces[1], "the second suite was given the stopped one's canaries"

@@ -441,6 +441,9 @@ class SealedRun:
                 # the baseline's migrations failing here leaves nothing to tell apart
                 self.run_violations += again if replayed is not None else found
                 if not self.migrate_unused:
+                    # the suite stopped on the first child had this run's canaries, and the
+                    # export is the same folder: what it could leave there must not forge them
+                    self.canaries = fresh_canaries()
                     suite = self._start_tests(child, tree, Path(private), paths)
                     self._finish_tests(suite, child, tree, then)
 
