@@ -355,6 +355,54 @@ def test_open_for_writing_refuses_a_broken_chain(path: Path) -> None:
     assert caught.value.problems[0].fault is Fault.TORN
 
 
+# A writer killed after the kernel wrote part of its line (a write to a file ends early, at a page
+# boundary, when its writer gets SIGKILL): the real kill, after a real short write.
+KILLED_MID_WRITE = """
+import os, signal, sys
+from pathlib import Path
+from consort.core.ledger import Actor, EventType, Ledger
+
+path = Path(sys.argv[1])
+real_write = os.write
+
+def write_then_die(fd, data):
+    if os.readlink(f"/proc/self/fd/{fd}") == str(path.resolve()):
+        real_write(fd, data[:4096])
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_write(fd, data)
+
+ledger = Ledger(path)
+ledger.append(EventType.TURN_STARTED, Actor.ROLE, "F1/S1/T1", {"n": 1, "role": "driver"})
+os.write = write_then_die
+ledger.append(EventType.TURN_STARTED, Actor.ROLE, "F1/S1/T2", {"n": 2, "role": "x" * 9000})
+"""
+
+
+def test_an_append_killed_mid_write_is_finished_by_the_next_reader(path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", KILLED_MID_WRITE, str(path)], check=False)
+    assert done.returncode == -signal.SIGKILL
+    assert not path.read_bytes().endswith(b"\n")  # the kill left part of the second line
+    report = Ledger(path).verify()
+    assert report.problems == ()
+    assert [e.data["n"] for e in report.events] == [1, 2]
+    assert path.read_bytes().endswith(b"\n")
+    after = Ledger(path).append(EventType.TURN_STARTED, Actor.ROLE, "F1/S1/T3", {"n": 3})
+    assert after.seq == 3 and Ledger(path).verify().problems == ()
+
+
+def test_a_truncated_line_is_still_torn_after_appends_that_finished(path: Path) -> None:
+    """Only the append a kill interrupted is finished: the lock file forgets every append
+    once its line is whole, so a line cut short later is reported."""
+    fill(path, 2)
+    path.write_bytes(path.read_bytes()[:-5])
+    line, fault, _ = only_problem(path)
+    assert (line, fault) == (2, Fault.TORN)
+
+
 # ---- one writer per project --------------------------------------------------------------------
 
 

@@ -140,7 +140,7 @@ class Ledger:
     def verify(self) -> VerifyReport:
         """Check the whole chain without raising; does not change what this object remembers."""
         with file_lock(self.lock_path):
-            content = self._content()
+            content, _ = self._whole_lines()
         scan = scan_lines(content)
         return VerifyReport(self.path, tuple(scan.events), tuple(scan.problems), scan.good)
 
@@ -153,7 +153,7 @@ class Ledger:
         with file_lock(self.lock_path):
             if self._seen is not None:
                 self._check_unchanged(self._seen)
-            content, stat = self._content_and_stat()
+            content, stat = self._whole_lines()
             scan = scan_lines(content)
             if scan.problems:
                 raise LedgerCorrupt(self.path, tuple(scan.problems))
@@ -191,7 +191,7 @@ class Ledger:
         with file_lock(self.lock_path):
             seen = self._seen
             if seen is None:
-                content, stat = self._content_and_stat()
+                content, stat = self._whole_lines()
                 scan = scan_lines(content)
                 if scan.problems:
                     raise LedgerCorrupt(self.path, tuple(scan.problems))
@@ -203,7 +203,7 @@ class Ledger:
             # (JSON turns tuples into lists and non-string keys into strings).
             line = canonical_json(draft.as_json()).encode("utf-8")
             event = parse_line(line)
-            stat = self._write_line(line, created=not seen.exists)
+            stat = self._write_line(line, seen.size, created=not seen.exists)
             self._seen = _Snapshot(
                 exists=True,
                 size=stat.st_size,
@@ -224,6 +224,35 @@ class Ledger:
         except FileNotFoundError:
             return b""
 
+    def _whole_lines(self) -> tuple[bytes, os.stat_result | None]:
+        """The file's content and stat, with an append a kill cut short finished; called with
+        the lock held (so no append is under way).
+
+        The kernel ends a write to a file early, at a page boundary, when its writer gets
+        SIGKILL: a drive killed while appending leaves part of a line. Each append first writes
+        the line it is about to add, and where, into the lock file (`_write_line`); a last line
+        that is that line's beginning, at that place, is finished from it. Anything else after
+        the last newline (a truncation, bytes of someone else's) is left for `scan_lines` to
+        report as a torn line."""
+        content, stat = self._content_and_stat()
+        if not content or content.endswith(b"\n"):
+            return content, stat
+        start = content.rfind(b"\n") + 1
+        torn = content[start:]
+        intent = _read_intent(self.lock_path)
+        if intent is None or intent[0] != start or not intent[1].startswith(torn):
+            return content, stat
+        rest = intent[1][len(torn) :]
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            _write_all(fd, rest)
+            os.fsync(fd)
+            stat = os.fstat(fd)
+        finally:
+            os.close(fd)
+        _write_intent(self.lock_path, b"")
+        return content + rest, stat
+
     def _content_and_stat(self) -> tuple[bytes, os.stat_result | None]:
         try:
             with self.path.open("rb") as handle:
@@ -231,20 +260,21 @@ class Ledger:
         except FileNotFoundError:
             return b"", None
 
-    def _write_line(self, line: bytes, *, created: bool) -> os.stat_result:
+    def _write_line(self, line: bytes, start: int, *, created: bool) -> os.stat_result:
+        """Append `line` to the file, which is `start` bytes long; the line and `start` stay in
+        the lock file until it is whole on disk, for `_whole_lines` to finish it from after a
+        kill."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         record = line + b"\n"
+        _write_intent(self.lock_path, f"{start}\n".encode() + record)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            written = os.write(fd, record)
-            # One write suffices on a local file system; a short write (disk full, a signal)
-            # is completed rather than left torn.
-            while written < len(record):
-                written += os.write(fd, record[written:])
+            _write_all(fd, record)
             os.fsync(fd)
             stat = os.fstat(fd)
         finally:
             os.close(fd)
+        _write_intent(self.lock_path, b"")  # the line is whole
         if created:
             _fsync_dir(self.path.parent)
         return stat
@@ -357,3 +387,34 @@ def without_passwords(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [without_passwords(item) for item in value]
     return value
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of `data`: one write suffices on a local file system, and a short one (disk
+    full, a signal) is completed rather than left torn."""
+    written = os.write(fd, data)
+    while written < len(data):
+        written += os.write(fd, data[written:])
+
+
+def _write_intent(lock_path: Path, intent: bytes) -> None:
+    """Replace what the lock file holds: an append under way (its start, a newline, its line),
+    or nothing. The lock file is Consort's alone and never committed."""
+    fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        _write_all(fd, intent)
+    finally:
+        os.close(fd)
+
+
+def _read_intent(lock_path: Path) -> tuple[int, bytes] | None:
+    """The append under way the lock file holds (where it starts, the line with its newline),
+    or None."""
+    try:
+        data = lock_path.read_bytes()
+    except FileNotFoundError:
+        return None
+    head, newline, record = data.partition(b"\n")
+    if not newline or not head.isdigit() or not record.endswith(b"\n"):
+        return None
+    return int(head), record
