@@ -1,7 +1,9 @@
 """The ledger file, `.consort/ledger.jsonl`: reading, verifying and appending, under a lock.
 
-Consort is the ledger's only writer. Appends take `.consort/ledger.lock`, then write the whole line
-with one `write` on an O_APPEND descriptor and fsync it. A `Ledger` object remembers the file as
+Consort is the ledger's only writer. Appends take `.consort/ledger.lock`, note the line and where
+it goes in that lock file, then write the whole line with one `write` on an O_APPEND descriptor,
+fsync it and clear the note: an append a kill cut short is finished from the note by the next
+reader, under the lock (`Ledger._whole_lines`). A `Ledger` object remembers the file as
 it last read or wrote it; before every further read or append it checks that nothing else changed
 the file meanwhile (a hand edit, another process, an agent turn) and raises `LedgerTampered` if
 something did. Several processes may still append to one ledger: each uses a fresh `Ledger` for
