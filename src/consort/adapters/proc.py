@@ -227,9 +227,13 @@ class Stop:
             os.write(self._write, b"x")
 
     def close(self) -> None:
+        """Close its pipe, once: a second close of a number another thread has been given
+        since would close that thread's descriptor."""
         for fd in (self._read, self._write):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._read = self._write = -1
 
 
 def run_contained(
