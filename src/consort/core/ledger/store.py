@@ -245,13 +245,7 @@ class Ledger:
         if intent is None or intent[0] != start or not intent[1].startswith(torn):
             return content, stat
         rest = intent[1][len(torn) :]
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        try:
-            _write_all(fd, rest)
-            os.fsync(fd)
-            stat = os.fstat(fd)
-        finally:
-            os.close(fd)
+        stat = _append_synced(self.path, rest)
         _write_intent(self.lock_path, b"")
         return content + rest, stat
 
@@ -269,13 +263,7 @@ class Ledger:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         record = line + b"\n"
         _write_intent(self.lock_path, f"{start}\n".encode() + record)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            _write_all(fd, record)
-            os.fsync(fd)
-            stat = os.fstat(fd)
-        finally:
-            os.close(fd)
+        stat = _append_synced(self.path, record)
         _write_intent(self.lock_path, b"")  # the line is whole
         if created:
             _fsync_dir(self.path.parent)
@@ -420,3 +408,14 @@ def _read_intent(lock_path: Path) -> tuple[int, bytes] | None:
     if not newline or not head.isdigit() or not record.endswith(b"\n"):
         return None
     return int(head), record
+
+
+def _append_synced(path: Path, data: bytes) -> os.stat_result:
+    """Append all of `data` to `path` (made if missing) and fsync it; the file's stat after."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
