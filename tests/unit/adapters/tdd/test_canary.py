@@ -158,6 +158,63 @@ def test_the_plugin_freezes_the_heap_only_after_the_projects_exit_handlers(tmp_p
     assert "teardown frozen: 1" in result.output
 
 
+def _default_thresholds() -> tuple[int, ...]:
+    """The collector's thresholds in a fresh interpreter of the one the suites run on."""
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-c", "import gc; print(*gc.get_threshold())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return tuple(int(word) for word in out.split())
+
+
+def test_the_plugin_pauses_the_collector_through_collection_and_freezes_what_it_made(tmp_path):
+    """The project's modules are imported with the collector paused; the tests then run with
+    its thresholds as they were and the import-time heap frozen, and what a test makes is still
+    collected."""
+
+    from consort.adapters.tdd.canary import fresh_canaries
+
+    canaries = fresh_canaries()
+    plugin = canaries.write_plugin(tmp_path / "plugins")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "early.py").write_text("import gc\n\nAT_IMPORT = gc.get_threshold()\n")
+    (suite / "test_it.py").write_text(
+        "import gc, weakref\n\nimport early\n\n\nclass Node:\n    pass\n\n\n"
+        "def test_it():\n"
+        "    assert early.AT_IMPORT[0] > 10**8, early.AT_IMPORT\n"
+        f"    assert gc.get_threshold() == {_default_thresholds()!r}, gc.get_threshold()\n"
+        "    assert gc.get_freeze_count() > 0\n"
+        "    node = Node()\n    node.me = node\n    gone = weakref.ref(node)\n    del node\n"
+        "    gc.collect()\n    assert gone() is None\n"
+    )
+    result, check = _run_with_canaries(suite, canaries, plugin)
+    assert check.violations == (), result.output
+    assert check.report.case("test_it.py::test_it").outcome.value == "passed", result.output
+
+
+def test_a_project_that_sets_its_own_thresholds_keeps_them_and_nothing_is_frozen(tmp_path):
+    from consort.adapters.tdd.canary import fresh_canaries
+
+    canaries = fresh_canaries()
+    plugin = canaries.write_plugin(tmp_path / "plugins")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "early.py").write_text("import gc\n\ngc.set_threshold(500, 5, 5)\n")
+    (suite / "test_it.py").write_text(
+        "import gc\n\nimport early\n\n\ndef test_it():\n"
+        "    assert gc.get_threshold() == (500, 5, 5), gc.get_threshold()\n"
+        "    assert gc.get_freeze_count() == 0\n"
+    )
+    result, check = _run_with_canaries(suite, canaries, plugin)
+    assert check.violations == (), result.output
+    assert check.report.case("test_it.py::test_it").outcome.value == "passed", result.output
+
+
 def _run_with_canaries(suite: Path, canaries: Canaries, plugin: Path) -> tuple[Any, Any]:
     """`suite`'s test_it.py run as Consort runs a suite: the canary plugin loaded, the report
     on the side channel, the secret through the run's input; the result and the canary check."""
