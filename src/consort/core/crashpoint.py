@@ -25,7 +25,7 @@ POLL_S = 0.02
 POINTS = {
     "branch.copy": "a branch's database is being copied from its parent's",
     "worktree.add": "a story's worktree is being made",
-    "run.tests": "a sealed run's test process is about to start",
+    "run.tests": "a sealed run's test process is about to reach its migrated database",
     "promote.merge": "promote recorded its merge, before it moves the parent branch",
     "promote.checkout": "the parent branch has the merge, its checkout does not yet",
     "promote.migrate": "the parent's database is about to be migrated",

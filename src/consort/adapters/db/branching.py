@@ -26,6 +26,7 @@ import json
 import os
 import secrets
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ from consort.core.errors import ConsortError, UsageError
 if TYPE_CHECKING:
     import psycopg
 
-    from consort.adapters.db.backend import Backend
+    from consort.adapters.db.backend import Backend, Endpoint
 
 TERMINATE_WAIT_S = 10.0
 EXIT_WAIT_S = 2.0  # how long a copy waits for its own closed session's process to exit
@@ -318,20 +319,30 @@ class BranchDatabases:
                 raise
         return info
 
+    def planned_ephemeral(self, parent: str) -> Ephemeral:
+        """The name, login and URL a throwaway child of `parent` will have when `ephemeral` is
+        given it: nothing exists yet, so nothing can log in with it before then."""
+        # Named like a branch database (see `child_name`); the catalog comment keeps its kind.
+        name = child_name(parent, secrets.token_hex(HASH_CHARS // 2), self.backend.namespace)
+        role = name + ROLE_SUFFIX
+        return Ephemeral(name, role, self.backend.login_url(name, role))
+
     @contextlib.contextmanager
     def ephemeral(
         self,
         parent: str,
         mode: TemplateMode = TemplateMode.DISCONNECT,
         point: str | None = None,
+        *,
+        planned: Ephemeral | None = None,
     ) -> Iterator[Ephemeral]:
-        """A throwaway child of `parent`, dropped when the block ends, however it ends.
+        """A throwaway child of `parent`, dropped when the block ends, however it ends; named
+        and reached as `planned` says (`planned_ephemeral`), or as a new plan for it.
 
         In SNAPSHOT mode, `point` names the branch point (a commit, say): children of the same
         point share one frozen snapshot, so the parent is interrupted once per point.
         """
-        # Named like a branch database (see `child_name`); the catalog comment keeps its kind.
-        name = child_name(parent, secrets.token_hex(HASH_CHARS // 2), self.backend.namespace)
+        name = (planned or self.planned_ephemeral(parent)).database
         info = DbInfo(
             name,
             DbKind.EPHEMERAL,
@@ -369,7 +380,7 @@ class BranchDatabases:
         the connection broke meanwhile, the drop is made here with a new one."""
         if conn.closed or conn.broken:
             conn.close()
-            self.drop(name, role=role)
+            _drop_or_leave(self, name, role)
             return
         try:
             # The login ends first (committed), then the sessions, each waited for until it is
@@ -383,12 +394,27 @@ class BranchDatabases:
             )
         except Exception:
             conn.close()
-            self.drop(name, role=role)
+            _drop_or_leave(self, name, role)
             return
         except BaseException:
             conn.close()
             raise
         DROPS.submit((self, name, role, conn))
+
+    def drop_left_behind(self) -> list[str]:
+        """Drop again this process's throwaway children on this server whose drop failed
+        (`LEFT_BEHIND`), once the drops under way have ended; the names now dropped. Called
+        when the server answers again after it went away: the drive that made them goes on,
+        and `gc` would leave a living process's children alone."""
+        DROPS.finish()
+        dropped = []
+        for name, role in LEFT_BEHIND.of(self.backend.endpoint):
+            # one that fails again is still for `gc`, once this process has ended
+            with contextlib.suppress(Exception):
+                self.drop(name, role=role)
+                LEFT_BEHIND.forget(self.backend.endpoint, name)
+                dropped.append(name)
+        return dropped
 
     # ---- dropping --------------------------------------------------------------------------
 
@@ -656,10 +682,45 @@ class BranchDatabases:
         return dropped
 
 
+class _LeftBehind:
+    """This process's throwaway children whose drop failed (the server went away, or a
+    connection to it broke, while they were dropped), by server: database -> role."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._children: dict[Endpoint, dict[str, str]] = {}
+
+    def add(self, endpoint: Endpoint, name: str, role: str) -> None:
+        with self._lock:
+            self._children.setdefault(endpoint, {})[name] = role
+
+    def of(self, endpoint: Endpoint) -> list[tuple[str, str]]:
+        with self._lock:
+            return sorted(self._children.get(endpoint, {}).items())
+
+    def forget(self, endpoint: Endpoint, name: str) -> None:
+        with self._lock:
+            self._children.get(endpoint, {}).pop(name, None)
+
+
+LEFT_BEHIND = _LeftBehind()
+
+
+def _drop_or_leave(
+    dbs: BranchDatabases, name: str, role: str, using: psycopg.Connection[Any] | None = None
+) -> None:
+    """Drop a throwaway child, or note it in `LEFT_BEHIND` and raise why it could not be."""
+    try:
+        dbs.drop(name, using=using, role=role)
+    except Exception:
+        LEFT_BEHIND.add(dbs.backend.endpoint, name, role)
+        raise
+
+
 def _drop(item: tuple[BranchDatabases, str, str, psycopg.Connection[Any]]) -> None:
     dbs, name, role, conn = item
     try:
-        dbs.drop(name, using=conn, role=role)
+        _drop_or_leave(dbs, name, role, using=conn)
     finally:
         conn.close()
 

@@ -289,6 +289,8 @@ def run_suite(
                     )
                     return replace(evidence, problems=(*evidence.problems, lost)), report
         dbs.backend.ensure_running()
+        # the lost run's child, and children still being dropped as the server went away
+        dbs.drop_left_behind()
 
 
 def _run_once(
@@ -417,22 +419,11 @@ class SealedRun:
         migrations added on top; its tests run on that child."""
         self.sources = tuple(paths)
         with tempfile.TemporaryDirectory(prefix="consort-seal-") as private:
-            with self.dbs.ephemeral(parent_database) as child, contextlib.ExitStack() as early:
-                # the suite starts beside the migrations, held back from the child until
-                # they are judged (`alongside`); stopped unread if its turn never comes
-                suite = self._start_tests(child, tree, Path(private), paths, alongside=True)
-                if suite is not None:
-                    early.callback(suite.cancel)
-                found = self._migrate_candidate(child, tree)
-                if found is None:
-                    return
-                if not (baseline is not None and any(v.rule in REPLAYABLE for v in found)):
-                    self.run_violations += found
-                    if not self.migrate_unused:
-                        if suite is None:
-                            suite = self._start_tests(child, tree, Path(private), paths)
-                        self._finish_tests(suite, child, tree, then)
-                    return
+            found = self._on_first_child(
+                tree, parent_database, Path(private), paths, then, replays=baseline is not None
+            )
+            if found is None or baseline is None:
+                return
             with baseline() as base, self.dbs.ephemeral(parent_database) as child:
                 replayed = self._migrate_baseline(child, base.root)
                 again = self._migrate_candidate(child, tree, replayed)
@@ -446,6 +437,43 @@ class SealedRun:
                     self.canaries = fresh_canaries()
                     suite = self._start_tests(child, tree, Path(private), paths)
                     self._finish_tests(suite, child, tree, then)
+
+    def _on_first_child(
+        self,
+        tree: Path,
+        parent_database: str,
+        private: Path,
+        paths: Iterable[str],
+        then: Callable[[Ephemeral, Path], None] | None,
+        *,
+        replays: bool,
+    ) -> list[SealViolation] | None:
+        """The run on a fresh child of `parent_database`: None when it ended there, or, where
+        it `replays` a baseline and the candidate's migrations left something the baseline's
+        own may explain, what they left, and the run starts again (`execute`)."""
+        planned = self.dbs.planned_ephemeral(parent_database)
+        with contextlib.ExitStack() as early:
+            # The suite starts before its child is made, beside the migrations, held back from
+            # the child until they are judged (`alongside`): its imports overlap both. It is
+            # stopped unread if its turn never comes, and always before its child is dropped.
+            suite = self._start_tests(planned, tree, private, paths, alongside=True)
+            if suite is not None:
+                early.callback(suite.cancel)
+            with self.dbs.ephemeral(parent_database, planned=planned) as child:
+                try:
+                    found = self._migrate_candidate(child, tree)
+                    if found is None:
+                        return None
+                    if replays and any(v.rule in REPLAYABLE for v in found):
+                        return found
+                    self.run_violations += found
+                    if not self.migrate_unused:
+                        if suite is None:
+                            suite = self._start_tests(child, tree, private, paths)
+                        self._finish_tests(suite, child, tree, then)
+                    return None
+                finally:
+                    early.close()
 
     def _migrate_candidate(
         self,
@@ -583,7 +611,6 @@ class SealedRun:
             if boxed.holds
             else sessions_of(self.dbs.backend, child.database, using=child.admin)
         )
-        crash_point("run.tests")
 
         def launch(stop: proc.Stop, timeout: float) -> proc.Contained:
             return run_boxed(
@@ -614,6 +641,7 @@ class SealedRun:
         invocation = self.invocation
         if invocation is None:  # set by `_start_tests`, which made `suite`
             raise RuntimeError("a test process was started without its invocation")
+        crash_point("run.tests")
         try:
             before = self.sessions_before
             if before is None:
