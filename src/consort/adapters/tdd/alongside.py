@@ -3,7 +3,8 @@
 Most of a test process's time before its first test is its interpreter importing the project
 (FastAPI, pydantic and SQLAlchemy are about a second of CPU), and a run's migrate process pays
 the same before its first migration: one after the other, a run waits for both. Started at once,
-the test process imports while the migrations run. Its gate (`sandbox.gate`, opened held) admits
+before its throwaway child is even made, the test process imports while the child is copied and
+the migrations run. Its gate (`sandbox.gate`, opened held) admits
 its connections but carries none to the server until the child is migrated, its migrations read
 back and judged, and the suite's session count taken (`release`): every statement of the suite
 meets the child as it would have had the process started afterwards. Where the migrations fail,
