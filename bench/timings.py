@@ -134,6 +134,12 @@ def _process_kind(argv: Any, *_args: Any, **_kwargs: Any) -> str:
     return "sandboxed other process"
 
 
+def _held_kind(process: Any, *_args: Any, **_kwargs: Any) -> str:
+    if _process_kind(process.boxed.argv).startswith("sandboxed test"):
+        return "sandboxed test process, after its migrations (bwrap + pytest)"
+    return "sandboxed migrate process, after the child's copy (bwrap + bridge + alembic)"
+
+
 def _subprocess_kind(argv: Any, *_args: Any, **_kwargs: Any) -> str:
     program = os.path.basename(str(next(iter(argv), "")))
     return "git commands" if program == "git" else f"other subprocesses ({program})"
@@ -152,11 +158,12 @@ def install() -> Timings:
     wrap, context = timings.wrap, timings.wrap_context
     # processes
     wrap(runner, "run_boxed", _process_kind)
-    # newer versions start a run's test process on a thread of its own, beside its migrations:
-    # what the run waits for it, after them, is the main thread's
-    suite = getattr(runner, "SuiteProcess", None)
-    if suite is not None:
-        wrap(suite, "result", "sandboxed test process, after its migrations (bwrap + pytest)")
+    # newer versions start a run's test process (and later its migrate process too) on a
+    # thread of its own, before its turn: what the run waits for it at its turn is the main
+    # thread's
+    held = getattr(runner, "HeldProcess", None) or getattr(runner, "SuiteProcess", None)
+    if held is not None:
+        wrap(held, "result", _held_kind)
     wrap(proc, "run", _subprocess_kind)
     wrap(proc, "run_binary", _subprocess_kind)
     context(proc, "background", "deploy: app start (sandboxed)", "deploy: app stop")

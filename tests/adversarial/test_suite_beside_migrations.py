@@ -19,6 +19,7 @@ import pytest
 from consort.adapters.paired import PairedBranches
 from consort.adapters.sandbox.bwrap import support
 from consort.adapters.tdd.runner import run_suite
+from consort.adapters.vcs import Git
 from consort.core.project import Project
 from tests.integration.test_migrate_left_out import _commit, shop  # the Alembic project
 
@@ -182,3 +183,44 @@ def test_a_run_started_again_gives_its_suite_canaries_the_stopped_one_never_saw(
     nonces = said[-1].split(",")
     assert len(nonces) == 2, nonces  # the stopped suite's, then the second suite's
     assert nonces[0] != nonces[1], "the second suite was given the stopped one's canaries"
+
+
+# A migration that makes a function: code in the database, which the seal refuses from a
+# candidate's migrations. Its migrate process starts before its child is made, held at its
+# gate: what the child held before it is read first, so the function is the migration's.
+CODE_MIGRATION = '''"""a function"""
+
+from alembic import op
+
+revision = "0001"
+down_revision = None
+
+
+def upgrade() -> None:
+    op.execute("CREATE FUNCTION early_mark() RETURNS integer LANGUAGE sql AS 'SELECT 1'")
+
+
+def downgrade() -> None:
+    pass
+'''
+
+
+def test_a_migrate_process_started_before_its_child_is_judged_on_what_it_made(
+    shop: Path,
+) -> None:
+    baseline = Git(shop).out("rev-parse", "HEAD")
+    commit = _commit(shop, {"migrations/versions/0001_code.py": CODE_MIGRATION}, "a function")
+    project = Project(shop)
+    paired = PairedBranches(project)
+    evidence, _ = run_suite(
+        project,
+        paired.dbs,
+        shop,
+        paired.names("main").database,
+        commit,
+        label="early",
+        baseline=baseline,
+    )
+    assert evidence.migrate_exit == 0, evidence.output_tail  # type: ignore[attr-defined]
+    rules = {v.rule.value for v in evidence.violations}  # type: ignore[attr-defined]
+    assert "migration-code" in rules, evidence.violations  # type: ignore[attr-defined]

@@ -35,10 +35,20 @@ def test_a_run_database_dropped_during_green_is_consorts_failure(counter: Path) 
 
     def drop_the_run_database() -> None:
         dbs = BranchDatabases(open_backend(Project(root)))
-        children = [i.database for i in dbs.infos() if i.kind is DbKind.EPHEMERAL]
-        assert len(children) == 1, children
+        children = [i for i in dbs.infos() if i.kind is DbKind.EPHEMERAL]
         with dbs.backend.admin() as conn:
-            conn.execute(f'DROP DATABASE "{children[0]}" WITH (FORCE)')
+            # an earlier run's child may still be on its way out (dropped in the background):
+            # its login ended first, so the run's own is the one whose role can log in
+            in_use = [
+                child.database
+                for child in children
+                if conn.execute(
+                    "SELECT rolcanlogin FROM pg_roles WHERE rolname = %s", (child.role,)
+                ).fetchone()
+                == (True,)
+            ]
+            assert len(in_use) == 1, children
+            conn.execute(f'DROP DATABASE "{in_use[0]}" WITH (FORCE)')
 
     out = drive_interrupted_at_green(root, drop_the_run_database)
     assert "Consort's failure, not the agent's" in out

@@ -1,19 +1,20 @@
-"""A run's test process started beside its migrations, its database held back until they are judged.
+"""A run's test and migrate processes started at once, each held from its database till its turn.
 
 Most of a test process's time before its first test is its interpreter importing the project
 (FastAPI, pydantic and SQLAlchemy are about a second of CPU), and a run's migrate process pays
-the same before its first migration: one after the other, a run waits for both. Started at once,
-before its throwaway child is even made, the test process imports while the child is copied and
-the migrations run. Its gate (`sandbox.gate`, opened held) admits
-its connections but carries none to the server until the child is migrated, its migrations read
-back and judged, and the suite's session count taken (`release`): every statement of the suite
-meets the child as it would have had the process started afterwards. Where the migrations fail,
-never reach the child, or the run starts over on another child, the process is stopped and
-nothing it did is read.
+the same before its first migration: one after the other, a run waits for the child's copy,
+then for both imports. Started at once, before the throwaway child is even made, both import
+while the child is copied. Each process's gate (`sandbox.gate`, opened held) admits its
+connections but carries none to the server until `release`: the migrate process's once the
+child exists and what it holds was read, the test process's once the child is migrated, its
+migrations read back and judged, and the suite's session count taken. Every statement of
+either meets the child as it would have had the process started at its turn. Where the child
+cannot be made, the migrations fail, never reach the child, or the run starts over on another
+child, the processes are stopped and nothing they did is read.
 
 The two processes share nothing they did not share one after the other: each has its own
 sandbox (private /tmp, PID namespace, network), the frozen files are read-only to both, and the
-export is the same folder. The suite's timeout counts from the release.
+export is the same folder. A process's own timeout counts from its release.
 """
 
 from __future__ import annotations
@@ -32,14 +33,15 @@ from consort.adapters.tdd.runbox import BoxedRun
 Launch: TypeAlias = Callable[[proc.Stop, float], proc.Contained]
 
 
-class SuiteProcess:
-    """One run's test process, running in a thread of its own from the moment it is made."""
+class HeldProcess:
+    """One run's test or migrate process, running in a thread of its own from the moment it is
+    made, its connections held at its gate until `release`."""
 
     def __init__(
         self, boxed: BoxedRun, opened: contextlib.ExitStack, launch: Launch, limit: float
     ) -> None:
         """`launch(stop, timeout)` runs the boxed process to its end; `limit` is the longest it
-        may run in all (its own timeout and the longest wait for its migrations); `opened`
+        may run in all (its own timeout and the longest wait for its release); `opened`
         holds its sandbox and gate, closed when it is done."""
         self.boxed = boxed
         self._opened = opened
@@ -48,7 +50,7 @@ class SuiteProcess:
         self._error: BaseException | None = None
         self.released_at: float | None = None
         self._thread = threading.Thread(
-            target=self._run, args=(launch, limit), daemon=True, name="consort-suite"
+            target=self._run, args=(launch, limit), daemon=True, name="consort-held-process"
         )
         self._thread.start()
 

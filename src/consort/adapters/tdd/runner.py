@@ -40,7 +40,7 @@ from consort.adapters.db.migration_trace import (
 )
 from consort.adapters.sandbox.gate import Refusal
 from consort.adapters.smells.tamper import is_migration
-from consort.adapters.tdd.alongside import SuiteProcess
+from consort.adapters.tdd.alongside import HeldProcess
 from consort.adapters.tdd.canary import check_canaries, fresh_canaries
 from consort.adapters.tdd.export import Export, exported
 from consort.adapters.tdd.installed import installed_among, project_modules
@@ -67,7 +67,7 @@ from consort.adapters.tdd.migration_rules import (
     row_violations,
     sequence_violations,
 )
-from consort.adapters.tdd.runbox import RunSandbox, run_sandbox
+from consort.adapters.tdd.runbox import BoxedRun, RunSandbox, run_sandbox
 from consort.adapters.tdd.runenv import DbParts, base_env, command_env, workdir
 from consort.adapters.tdd.seal import candidate_violations, import_roots
 from consort.adapters.tdd.testconfig import module_of_command, top_modules
@@ -116,6 +116,9 @@ REPLAYABLE = frozenset(
 # What a child holds after the baseline's migrations, and the rows they wrote.
 _Replayed = tuple[DatabaseState, dict[str, int]]
 MIGRATE_TIMEOUT_S = 300.0
+# How long a process started before its turn (`alongside`) may wait for it, beyond its own
+# timeout: the child's copy, and the migrations before a suite.
+HOLD_LIMIT_S = 2 * MIGRATE_TIMEOUT_S
 OUTPUT_GRACE_S = 2.0  # how long output held open by a leftover process may delay a run
 OUTPUT_TAIL = 4000
 
@@ -459,9 +462,12 @@ class SealedRun:
             suite = self._start_tests(planned, tree, private, paths, alongside=True)
             if suite is not None:
                 early.callback(suite.cancel)
+            migrations = self._start_migrations(planned, tree, parent_database)
+            if migrations is not None:
+                early.callback(migrations.cancel)
             with self.dbs.ephemeral(parent_database, planned=planned) as child:
                 try:
-                    found = self._migrate_candidate(child, tree)
+                    found = self._migrate_candidate(child, tree, started=migrations)
                     if found is None:
                         return None
                     if replays and any(v.rule in REPLAYABLE for v in found):
@@ -475,20 +481,45 @@ class SealedRun:
                 finally:
                     early.close()
 
+    def _start_migrations(
+        self, planned: Ephemeral, tree: Path, parent_database: str
+    ) -> HeldProcess | None:
+        """The migrate command of `tree` started before the `planned` child is made, held back
+        from it until `_migrate_candidate`; None where it is not started early: no command,
+        the parent's record says the child will need none (`_parent_names_inputs`), or no
+        gate to hold its connections."""
+        config = self.project.config
+        if not config.migrate.command or self._parent_names_inputs(parent_database):
+            return None
+        return start_migrations(
+            self.box, config.migrate, tree, planned.url, read_only=self._frozen_in(tree)
+        )
+
+    def _parent_names_inputs(self, parent_database: str) -> bool:
+        """Whether the parent's record of what Consort migrated it with names this export's
+        migration inputs: its child will then likely need no migrate process, which
+        `_applies_nothing` decides on the child itself."""
+        info = self.dbs.get(parent_database)
+        record = MigratedRecord.from_data(info.migrated if info is not None else None)
+        return record is not None and self.inputs is not None and record.inputs == self.inputs
+
     def _migrate_candidate(
         self,
         child: Ephemeral,
         tree: Path,
         after: tuple[DatabaseState, dict[str, int]] | None = None,
+        *,
+        started: HeldProcess | None = None,
     ) -> list[SealViolation] | None:
-        """Run the migrate command of `tree` on `child`: what the seal refuses in what it did
-        (since `after`, the state and writes the baseline's migrations left), or None when it
-        failed."""
+        """Run the migrate command of `tree` on `child` (the process `started` for it, held
+        until now, where there is one): what the seal refuses in what it did (since `after`,
+        the state and writes the baseline's migrations left), or None when it failed."""
         config = self.project.config
         self.database = child.database
         if not config.migrate.command:
             return []
-        if after is None and self._applies_nothing(child):
+        # A process started already runs: its code ran, so its migrations are run and read.
+        if after is None and started is None and self._applies_nothing(child):
             self.migrate_exit = 0
             replace_text(
                 self.run_dir / "migrate.out",
@@ -500,14 +531,22 @@ class SealedRun:
         sessions_before = sessions_of(self.dbs.backend, child.database, using=child.admin)
         migrate_started = time.monotonic()
         refused: list[Refusal] = []
-        result = run_migrations(
-            self.box,
-            config.migrate,
-            tree,
-            child.url,
-            read_only=self._frozen_in(tree),
-            refused=refused,
-        )
+        if started is not None:
+            try:
+                started.release()
+                result = started.result(MIGRATE_TIMEOUT_S)
+            finally:
+                started.cancel()  # nothing left to stop once it gave its result
+            refused += started.boxed.refused
+        else:
+            result = run_migrations(
+                self.box,
+                config.migrate,
+                tree,
+                child.url,
+                read_only=self._frozen_in(tree),
+                refused=refused,
+            )
         self.migrate_seconds += time.monotonic() - migrate_started
         self.run_violations += unreachable_databases(refused, "migrate command")
         self._log("migrate", result)
@@ -551,7 +590,7 @@ class SealedRun:
         paths: Iterable[str],
         *,
         alongside: Literal[False] = False,
-    ) -> SuiteProcess: ...
+    ) -> HeldProcess: ...
 
     @overload
     def _start_tests(
@@ -562,7 +601,7 @@ class SealedRun:
         paths: Iterable[str],
         *,
         alongside: Literal[True],
-    ) -> SuiteProcess | None: ...
+    ) -> HeldProcess | None: ...
 
     def _start_tests(
         self,
@@ -572,7 +611,7 @@ class SealedRun:
         paths: Iterable[str],
         *,
         alongside: bool = False,
-    ) -> SuiteProcess | None:
+    ) -> HeldProcess | None:
         """Start the test command of `tree` against `child`, held back from it until
         `_finish_tests`. `alongside` (the migrations have not run yet): None where it cannot
         start before them, as a run without a gate to hold its connections, or a junit
@@ -626,11 +665,11 @@ class SealedRun:
                 stop=stop,
             )
 
-        return SuiteProcess(boxed, opened, launch, config.test.timeout + MIGRATE_TIMEOUT_S)
+        return HeldProcess(boxed, opened, launch, config.test.timeout + HOLD_LIMIT_S)
 
     def _finish_tests(
         self,
-        suite: SuiteProcess,
+        suite: HeldProcess,
         child: Ephemeral,
         tree: Path,
         then: Callable[[Ephemeral, Path], None] | None,
@@ -1092,20 +1131,60 @@ def run_migrations(
     """Run the migrate command `section` in the export `tree` against `url`, in the run's
     sandbox, with its own folder and environment; the connections its gate refused are added
     to `refused`."""
+    env, folder, sandbox = _migrate_sandbox(box, section, tree, url, read_only, held=False)
+    with sandbox as boxed:
+        result = run_boxed(boxed.argv, folder, env, MIGRATE_TIMEOUT_S, sandboxed=box.sandboxed)
+    if refused is not None:
+        refused.extend(boxed.refused)
+    return result
+
+
+def start_migrations(
+    box: RunSandbox,
+    section: MigrateSection,
+    tree: Path,
+    url: str,
+    *,
+    read_only: Sequence[Path] = (),
+) -> HeldProcess | None:
+    """Start the migrate command `section` as `run_migrations` runs it, its connections held
+    at its gate until the process's `release` (`alongside`); None, and nothing started, where
+    there is no gate to hold them."""
+    env, folder, sandbox = _migrate_sandbox(box, section, tree, url, read_only, held=True)
+    opened = contextlib.ExitStack()
+    boxed = opened.enter_context(sandbox)
+    if not boxed.holds:
+        opened.close()
+        return None
+
+    def launch(stop: proc.Stop, timeout: float) -> proc.Contained:
+        return run_boxed(boxed.argv, folder, env, timeout, sandboxed=box.sandboxed, stop=stop)
+
+    return HeldProcess(boxed, opened, launch, MIGRATE_TIMEOUT_S + HOLD_LIMIT_S)
+
+
+def _migrate_sandbox(
+    box: RunSandbox,
+    section: MigrateSection,
+    tree: Path,
+    url: str,
+    read_only: Sequence[Path],
+    *,
+    held: bool,
+) -> tuple[dict[str, str], Path, contextlib.AbstractContextManager[BoxedRun]]:
+    """The migrate command's environment, working folder, and sandbox to be opened."""
     env = command_env(section, url)
     folder = workdir(tree, section)
-    with box.boxed(
+    sandbox = box.boxed(
         section.command,
         database=url,
         workdir=folder,
         env=env,
         writable=[tree],
         read_only=read_only,
-    ) as boxed:
-        result = run_boxed(boxed.argv, folder, env, MIGRATE_TIMEOUT_S, sandboxed=box.sandboxed)
-    if refused is not None:
-        refused.extend(boxed.refused)
-    return result
+        held=held,
+    )
+    return env, folder, sandbox
 
 
 def migrate(
