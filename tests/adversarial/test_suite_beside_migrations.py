@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from consort.adapters.paired import PairedBranches
 from consort.adapters.sandbox.bwrap import support
-from consort.adapters.tdd.runner import run_suite
+from consort.adapters.tdd.runner import RunEvidence, run_suite
 from consort.adapters.vcs import Git
 from consort.core.project import Project
 from tests.integration.test_migrate_left_out import _commit, shop  # the Alembic project
@@ -75,39 +76,47 @@ def test_the_table_the_migration_made_is_there():
 """
 
 
-def _run(shop: Path, then: str) -> tuple[object, str]:
+def _run(shop: Path, then: str) -> tuple[RunEvidence, str]:
     files = {
         "migrations/versions/0001_waits.py": WAITING_MIGRATION.format(then=then),
         "tests/test_beside.py": SUITE,
     }
     commit = _commit(shop, files, "a migration that waits for the suite")
+    project, evidence = _run_on_main(shop, commit, "beside")
+    migrated = (project.layout.runs / evidence.run / "migrate.out").read_text()
+    return evidence, migrated
+
+
+def _run_on_main(
+    shop: Path, commit: str, label: str, **options: Any
+) -> tuple[Project, RunEvidence]:
+    """The sealed run of `commit` on a throwaway child of main's database."""
     project = Project(shop)
     paired = PairedBranches(project)
     evidence, _ = run_suite(
-        project, paired.dbs, shop, paired.names("main").database, commit, label="beside"
+        project, paired.dbs, shop, paired.names("main").database, commit, label=label, **options
     )
-    migrated = (project.layout.runs / evidence.run / "migrate.out").read_text()
-    return evidence, migrated
+    return project, evidence
 
 
 def test_a_suite_whose_migrations_failed_has_no_result(shop: Path) -> None:
     evidence, migrated = _run(shop, 'raise RuntimeError("this migration fails")')
     assert "the suite had started" in migrated  # they ran side by side
-    assert evidence.migrate_exit not in (None, 0)  # type: ignore[attr-defined]
-    assert evidence.exit_code is None  # type: ignore[attr-defined]
-    assert evidence.tests == () and evidence.passing == ()  # type: ignore[attr-defined]
-    assert evidence.report_sha256 is None  # type: ignore[attr-defined]
-    assert any("migrate command exited" in p for p in evidence.problems)  # type: ignore[attr-defined]
+    assert evidence.migrate_exit not in (None, 0)
+    assert evidence.exit_code is None
+    assert evidence.tests == () and evidence.passing == ()
+    assert evidence.report_sha256 is None
+    assert any("migrate command exited" in p for p in evidence.problems)
 
 
 def test_a_suite_that_connected_while_its_migrations_ran_sees_them_whole(shop: Path) -> None:
     evidence, migrated = _run(shop, 'op.execute("CREATE TABLE beside_mark (id integer)")')
     assert "the suite had started" in migrated
-    assert evidence.migrate_exit == 0, evidence.output_tail  # type: ignore[attr-defined]
-    passing = set(evidence.passing)  # type: ignore[attr-defined]
+    assert evidence.migrate_exit == 0, evidence.output_tail
+    passing = set(evidence.passing)
     assert any("test_the_table_the_migration_made_is_there" in t for t in passing), evidence
     assert any("test_passes_without_the_database" in t for t in passing), evidence
-    assert evidence.sessions >= 1  # type: ignore[attr-defined]
+    assert evidence.sessions >= 1
 
 
 # The accepted history: a lookup table and its rows. A candidate's migrations that write rows
@@ -165,17 +174,8 @@ def test_a_run_started_again_gives_its_suite_canaries_the_stopped_one_never_saw(
     suite run on the second child gets canaries of its own."""
     baseline = _commit(shop, {"migrations/versions/0001_kinds.py": SEEDING_MIGRATION}, "kinds")
     candidate = _commit(shop, {"tests/test_canaries_kept.py": NONCE_KEEPER}, "a test")
-    project = Project(shop)
-    paired = PairedBranches(project)
-    evidence, _ = run_suite(
-        project,
-        paired.dbs,
-        shop,
-        paired.names("main").database,
-        candidate,
-        label="again",
-        baseline=baseline,
-        tests_may_change=True,
+    project, evidence = _run_on_main(
+        shop, candidate, "again", baseline=baseline, tests_may_change=True
     )
     out = (project.layout.runs / evidence.run / "tests.out").read_text()
     said = re.findall(r"nonces=([0-9a-f,]+)\.", out)
@@ -210,17 +210,7 @@ def test_a_migrate_process_started_before_its_child_is_judged_on_what_it_made(
 ) -> None:
     baseline = Git(shop).out("rev-parse", "HEAD")
     commit = _commit(shop, {"migrations/versions/0001_code.py": CODE_MIGRATION}, "a function")
-    project = Project(shop)
-    paired = PairedBranches(project)
-    evidence, _ = run_suite(
-        project,
-        paired.dbs,
-        shop,
-        paired.names("main").database,
-        commit,
-        label="early",
-        baseline=baseline,
-    )
-    assert evidence.migrate_exit == 0, evidence.output_tail  # type: ignore[attr-defined]
-    rules = {v.rule.value for v in evidence.violations}  # type: ignore[attr-defined]
-    assert "migration-code" in rules, evidence.violations  # type: ignore[attr-defined]
+    _project, evidence = _run_on_main(shop, commit, "early", baseline=baseline)
+    assert evidence.migrate_exit == 0, evidence.output_tail
+    rules = {v.rule.value for v in evidence.violations}
+    assert "migration-code" in rules, evidence.violations

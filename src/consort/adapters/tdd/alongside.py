@@ -79,6 +79,14 @@ class HeldProcess:
             return replace(self._result, returncode=None, timed_out=True)
         return self._result
 
+    def run_released(self, timeout: float) -> proc.Contained:
+        """`release`, then `result(timeout)`; the process is stopped however that ends."""
+        try:
+            self.release()
+            return self.result(timeout)
+        finally:
+            self.cancel()
+
     def cancel(self) -> None:
         """Stop the process (when it still runs), wait for it, and close its sandbox and gate:
         nothing it did is read. Nothing happens after `result`."""

@@ -500,7 +500,10 @@ class SealedRun:
         migration inputs: its child will then likely need no migrate process, which
         `_applies_nothing` decides on the child itself."""
         info = self.dbs.get(parent_database)
-        record = MigratedRecord.from_data(info.migrated if info is not None else None)
+        return self._names_inputs(MigratedRecord.from_data(info.migrated if info else None))
+
+    def _names_inputs(self, record: MigratedRecord | None) -> bool:
+        """Whether `record` was made with this export's migration inputs."""
         return record is not None and self.inputs is not None and record.inputs == self.inputs
 
     def _migrate_candidate(
@@ -532,11 +535,7 @@ class SealedRun:
         migrate_started = time.monotonic()
         refused: list[Refusal] = []
         if started is not None:
-            try:
-                started.release()
-                result = started.result(MIGRATE_TIMEOUT_S)
-            finally:
-                started.cancel()  # nothing left to stop once it gave its result
+            result = started.run_released(MIGRATE_TIMEOUT_S)
             refused += started.boxed.refused
         else:
             result = run_migrations(
@@ -685,13 +684,11 @@ class SealedRun:
             before = self.sessions_before
             if before is None:
                 before = sessions_of(self.dbs.backend, child.database, using=child.admin)
-            suite.release()
-            test_started = time.monotonic()
-            result = suite.result(config.test.timeout)
+            result = suite.run_released(config.test.timeout)
         finally:
-            suite.cancel()  # nothing left to stop once it gave its result
+            suite.cancel()  # also when its session count could not be taken
         self.run_violations += unreachable_databases(suite.boxed.refused, "test process")
-        self.test_seconds = time.monotonic() - test_started
+        self.test_seconds = time.monotonic() - (suite.released_at or time.monotonic())
         self._log("tests", result)
         self.timed_out = result.timed_out
         self.exit_code = result.returncode
@@ -711,7 +708,7 @@ class SealedRun:
         command's process is then not started: no code of the commit runs, nothing is
         written, and there is nothing for the migration rules to read."""
         record = MigratedRecord.from_data(child.migrated)
-        if record is None or self.inputs is None or record.inputs != self.inputs:
+        if record is None or not self._names_inputs(record):
             return False
         try:
             with self.dbs.backend.admin(child.database) as conn:

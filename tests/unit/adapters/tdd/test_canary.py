@@ -175,41 +175,40 @@ def test_the_plugin_pauses_the_collector_through_collection_and_freezes_what_it_
     """The project's modules are imported with the collector paused; the tests then run with
     its thresholds as they were and the import-time heap frozen, and what a test makes is still
     collected."""
-
-    from consort.adapters.tdd.canary import fresh_canaries
-
-    canaries = fresh_canaries()
-    plugin = canaries.write_plugin(tmp_path / "plugins")
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    (suite / "early.py").write_text("import gc\n\nAT_IMPORT = gc.get_threshold()\n")
-    (suite / "test_it.py").write_text(
+    _passes_with_canaries(
+        tmp_path,
+        "import gc\n\nAT_IMPORT = gc.get_threshold()\n",
         "import gc, weakref\n\nimport early\n\n\nclass Node:\n    pass\n\n\n"
         "def test_it():\n"
         "    assert early.AT_IMPORT[0] > 10**8, early.AT_IMPORT\n"
         f"    assert gc.get_threshold() == {_default_thresholds()!r}, gc.get_threshold()\n"
         "    assert gc.get_freeze_count() > 0\n"
         "    node = Node()\n    node.me = node\n    gone = weakref.ref(node)\n    del node\n"
-        "    gc.collect()\n    assert gone() is None\n"
+        "    gc.collect()\n    assert gone() is None\n",
     )
-    result, check = _run_with_canaries(suite, canaries, plugin)
-    assert check.violations == (), result.output
-    assert check.report.case("test_it.py::test_it").outcome.value == "passed", result.output
 
 
 def test_a_project_that_sets_its_own_thresholds_keeps_them_and_nothing_is_frozen(tmp_path):
+    _passes_with_canaries(
+        tmp_path,
+        "import gc\n\ngc.set_threshold(500, 5, 5)\n",
+        "import gc\n\nimport early\n\n\ndef test_it():\n"
+        "    assert gc.get_threshold() == (500, 5, 5), gc.get_threshold()\n"
+        "    assert gc.get_freeze_count() == 0\n",
+    )
+
+
+def _passes_with_canaries(tmp_path: Path, early: str, test_it: str) -> None:
+    """A suite of `early.py` and `test_it.py` run with the canary plugin: its canaries hold
+    and its one test passes."""
     from consort.adapters.tdd.canary import fresh_canaries
 
     canaries = fresh_canaries()
     plugin = canaries.write_plugin(tmp_path / "plugins")
     suite = tmp_path / "suite"
     suite.mkdir()
-    (suite / "early.py").write_text("import gc\n\ngc.set_threshold(500, 5, 5)\n")
-    (suite / "test_it.py").write_text(
-        "import gc\n\nimport early\n\n\ndef test_it():\n"
-        "    assert gc.get_threshold() == (500, 5, 5), gc.get_threshold()\n"
-        "    assert gc.get_freeze_count() == 0\n"
-    )
+    (suite / "early.py").write_text(early)
+    (suite / "test_it.py").write_text(test_it)
     result, check = _run_with_canaries(suite, canaries, plugin)
     assert check.violations == (), result.output
     assert check.report.case("test_it.py::test_it").outcome.value == "passed", result.output
